@@ -1,0 +1,231 @@
+"""``ragd``: the command line.  Thin: it parses, calls the same use-cases as the API, renders."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from ragd.bootstrap import Services, open_services
+from ragd.cli import render
+from ragd.cli.progress import RateProgress
+from ragd.errors import RagError
+from ragd.evaluation.beir import load_dataset
+from ragd.evaluation.runner import evaluate_mode, index_dataset
+from ragd.ingest.batch import ingest_files
+from ragd.ingest.sources import collect
+from ragd.retrieve.search import SearchRequest
+from ragd.settings import Settings
+from ragd.types import IngestReport, IngestStatus, PointFilter, SearchMode
+
+app = typer.Typer(
+    name="ragd",
+    help="Ingest documents, search them, evaluate retrieval.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+T = TypeVar("T")
+
+DataDir = Annotated[
+    Path | None, typer.Option("--data-dir", help="index folder (default: RAGD_DATA_DIR or .ragd)")
+]
+Collection = Annotated[str | None, typer.Option("--collection", "-c", help="logical collection name")]
+
+
+def _settings(data_dir: Path | None, **overrides: Any) -> Settings:
+    settings = Settings()
+    if data_dir is not None:
+        settings = settings.model_copy(update={"data_dir": data_dir})
+    return settings.model_copy(update=overrides) if overrides else settings
+
+
+def _run(settings: Settings, job: Callable[[Services], Awaitable[T]]) -> T:
+    """Open the services, run ``job``, and turn a RagError into a clear message and exit code 2."""
+    logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
+
+    async def main() -> T:
+        async with open_services(settings) as services:
+            return await job(services)
+
+    try:
+        return asyncio.run(main())
+    except RagError as exc:
+        err_console.print(f"[red]error[/red] {exc.code}: {exc}")
+        raise typer.Exit(2) from exc
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="files and folders to index")],
+    collection: Collection = None,
+    ignore: Annotated[list[str] | None, typer.Option("--ignore", help=".gitignore-style pattern")] = None,
+    force: Annotated[bool, typer.Option("--force", help="re-index unchanged files")] = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Index files and folders (.gitignore files are honoured); exits 1 if any file failed."""
+    settings = _settings(data_dir)
+    name = collection or settings.default_collection
+    try:
+        files = collect(paths, ignore or ())
+    except RagError as exc:
+        err_console.print(f"[red]error[/red] {exc.code}: {exc}")
+        raise typer.Exit(2) from exc
+
+    async def job(services: Services) -> list[IngestReport]:
+        started = time.perf_counter()
+        with RateProgress(console, f"Indexing into {name}", len(files)) as bar:
+
+            def done(report: IngestReport) -> None:
+                bar.advance(
+                    chunks=report.chunks if report.status is IngestStatus.INDEXED else 0,
+                    failed=report.status is IngestStatus.FAILED,
+                )
+
+            reports = await ingest_files(
+                services.ingestor,
+                services.store,
+                files,
+                name,
+                concurrency=settings.ingest_concurrency,
+                force=force,
+                on_done=done,
+            )
+        render.ingest_summary(console, reports, time.perf_counter() - started)
+        return reports
+
+    reports = _run(settings, job)
+    if any(r.status is IngestStatus.FAILED for r in reports):
+        raise typer.Exit(1)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="what to look for")],
+    collection: Annotated[list[str] | None, typer.Option("--collection", "-c", help="repeatable")] = None,
+    k: Annotated[int, typer.Option("-k", min=1, max=100, help="number of results")] = 5,
+    mode: Annotated[str, typer.Option("--mode", "-m", help="dense, sparse or hybrid")] = "hybrid",
+    explain: Annotated[bool, typer.Option("--explain", help="show dense/sparse/fused scores")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Search indexed documents."""
+    settings = _settings(data_dir)
+    try:
+        parsed = SearchMode.parse(mode)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--mode") from exc
+    names = tuple(collection or [settings.default_collection])
+
+    async def job(services: Services) -> None:
+        hits = await services.retriever.search(SearchRequest(query, names, k=k, mode=parsed))
+        if as_json:
+            sys.stdout.write(render.hits_json(hits) + "\n")
+        else:
+            render.hits(console, query, hits, explain=explain)
+
+    _run(settings, job)
+
+
+@app.command("eval")
+def evaluate(
+    datasets: Annotated[
+        list[Path], typer.Argument(help="BEIR folders (corpus.jsonl, queries.jsonl, qrels/)")
+    ],
+    mode: Annotated[list[str] | None, typer.Option("--mode", "-m", help="repeatable; default: all")] = None,
+    max_queries: Annotated[int | None, typer.Option("--max-queries", min=1)] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="index folder (default: DATA_DIR/eval)")
+    ] = None,
+) -> None:
+    """Index BEIR datasets and report nDCG@10, recall@100, MRR@10 and latency per mode."""
+    base = Settings()
+    settings = base.model_copy(update={"data_dir": data_dir or base.data_dir / "eval"})
+    try:
+        modes = [SearchMode.parse(m) for m in (mode or [m.value for m in SearchMode])]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--mode") from exc
+
+    async def job(services: Services) -> None:
+        for folder in datasets:
+            data = load_dataset(folder, max_queries=max_queries)
+            with RateProgress(console, f"Indexing {data.name}", len(data.corpus), unit="docs") as bar:
+                indexed = await index_dataset(services.ingestor, data, tick=lambda n: bar.advance(steps=n))
+            await services.store.optimize()
+            results = []
+            for m in modes:
+                with RateProgress(
+                    console, f"{data.name} {m.value}", len(data.queries), unit="queries"
+                ) as bar:
+                    results.append(
+                        await evaluate_mode(services.retriever, data, m, tick=lambda n: bar.advance(steps=n))
+                    )
+            render.eval_table(console, data.name, indexed, results)
+
+    _run(settings, job)
+
+
+@app.command()
+def stats(data_dir: DataDir = None) -> None:
+    """Collections, files and chunks in the index, and its manifest."""
+    settings = _settings(data_dir)
+
+    async def job(services: Services) -> None:
+        store = services.store
+        collections = await store.facet("meta.collection_name", PointFilter(), limit=100_000)
+        files = {
+            name: len(
+                await store.facet("meta.file_id", PointFilter(collection_names=(name,)), limit=1_000_000)
+            )
+            for name in collections
+        }
+        render.stats(console, services.manifest, collections, files, await store.count(PointFilter()))
+
+    _run(settings, job)
+
+
+DEMO_QUESTION = "How do I run a hybrid search from the command line?"
+
+
+@app.command()
+def demo(
+    question: Annotated[str, typer.Argument(help="what to ask the demo corpus")] = DEMO_QUESTION,
+    data_dir: DataDir = None,
+) -> None:
+    """Index ragd's own documentation and answer a search about it."""
+    docs = Path(__file__).resolve().parents[3] / "docs"
+    readme = docs.parent / "README.md"
+    if not docs.is_dir():
+        err_console.print("[red]error[/red] NOT_FOUND: the demo corpus (the repository's docs/) is not here")
+        raise typer.Exit(2)
+    settings = _settings(data_dir)
+    files = collect([docs, readme] if readme.is_file() else [docs])
+
+    async def job(services: Services) -> None:
+        started = time.perf_counter()
+        with RateProgress(console, "Indexing ragd's docs", len(files)) as bar:
+            reports = await ingest_files(
+                services.ingestor,
+                services.store,
+                files,
+                "ragd-docs",
+                on_done=lambda r: bar.advance(chunks=r.chunks, failed=r.status is IngestStatus.FAILED),
+            )
+        render.ingest_summary(console, reports, time.perf_counter() - started)
+        hits = await services.retriever.search(SearchRequest(question, ("ragd-docs",), k=3))
+        console.print()
+        render.hits(console, question, hits, explain=True)
+
+    _run(settings, job)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,124 @@
+"""How results look in a terminal (the only place ragd prints)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ragd.evaluation.runner import IndexResult, ModeResult
+from ragd.types import Hit, IndexManifest, IngestReport, IngestStatus
+
+SNIPPET = 320
+
+
+def _where(hit: Hit) -> str:
+    meta = hit.meta
+    parts = [str(meta.get("source") or meta.get("name") or hit.id)]
+    if isinstance(meta.get("page"), int):
+        parts.append(f"page {meta['page'] + 1}")
+    if meta.get("headers_breadcrumb"):
+        parts.append(str(meta["headers_breadcrumb"]))
+    return " · ".join(parts)
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def hits(console: Console, query: str, results: Sequence[Hit], *, explain: bool = False) -> None:
+    if not results:
+        console.print(f"No results for [bold]{escape(query)}[/bold].")
+        return
+    console.print(f"[bold]{len(results)}[/bold] results for [bold]{escape(query)}[/bold]\n")
+    for i, hit in enumerate(results, 1):
+        console.print(
+            f"[bold cyan]{i}.[/bold cyan] [green]{escape(_where(hit))}[/green]  score {hit.score:.3f}"
+        )
+        if explain:
+            s = hit.scores
+            console.print(
+                f"   dense {_fmt(s.dense)} · sparse {_fmt(s.sparse)} · fused {_fmt(s.fused)}", style="dim"
+            )
+        text = " ".join(hit.content.split())
+        snippet = text if len(text) <= SNIPPET else text[:SNIPPET].rsplit(" ", 1)[0] + " …"
+        console.print(f"   {escape(snippet)}\n")
+
+
+def hits_json(results: Sequence[Hit]) -> str:
+    return json.dumps(
+        [
+            {
+                "id": h.id,
+                "score": h.score,
+                "scores": {"dense": h.scores.dense, "sparse": h.scores.sparse, "fused": h.scores.fused},
+                "content": h.content,
+                "meta": dict(h.meta),
+            }
+            for h in results
+        ],
+        ensure_ascii=False,
+        indent=2,
+    )
+
+
+def ingest_summary(console: Console, reports: Sequence[IngestReport], seconds: float) -> None:
+    counts = {s: sum(r.status is s for r in reports) for s in IngestStatus}
+    chunks = sum(r.chunks for r in reports if r.status is IngestStatus.INDEXED)
+    console.print(
+        f"\n[bold]{counts[IngestStatus.INDEXED]}[/bold] indexed ({chunks} chunks), "
+        f"{counts[IngestStatus.UNCHANGED]} unchanged, "
+        f"[{'red' if counts[IngestStatus.FAILED] else 'green'}]{counts[IngestStatus.FAILED]} failed[/] "
+        f"in {seconds:.1f} s"
+    )
+    failed = [r for r in reports if r.status is IngestStatus.FAILED]
+    if not failed:
+        return
+    table = Table(title="Failed files", title_justify="left")
+    table.add_column("file", overflow="fold")
+    table.add_column("code", style="red")
+    table.add_column("reason", overflow="fold")
+    for r in failed:
+        table.add_row(escape(r.source), r.code or "", escape(r.message or ""))
+    console.print(table)
+
+
+def eval_table(console: Console, name: str, index: IndexResult, results: Sequence[ModeResult]) -> None:
+    console.print(
+        f"\n[bold]{escape(name)}[/bold]: {index.documents} documents, {index.chunks} chunks indexed "
+        f"in {index.seconds:.1f} s"
+    )
+    table = Table()
+    for col in ("mode", "nDCG@10", "recall@100", "MRR@10", "p50 ms", "p95 ms", "queries"):
+        table.add_column(col, justify="right" if col != "mode" else "left")
+    for r in results:
+        table.add_row(
+            r.mode.value,
+            f"{r.ndcg_at_10:.4f}",
+            f"{r.recall_at_100:.4f}",
+            f"{r.mrr_at_10:.4f}",
+            f"{r.p50_ms:.1f}",
+            f"{r.p95_ms:.1f}",
+            str(r.queries),
+        )
+    console.print(table)
+
+
+def stats(
+    console: Console, manifest: IndexManifest, collections: dict[str, int], files: dict[str, int], total: int
+) -> None:
+    table = Table(title="Collections", title_justify="left")
+    table.add_column("collection")
+    table.add_column("files", justify="right")
+    table.add_column("chunks", justify="right")
+    for name, chunks in sorted(collections.items()):
+        table.add_row(escape(name), str(files.get(name, 0)), str(chunks))
+    console.print(table)
+    console.print(f"[bold]{total}[/bold] chunks in total")
+    info = Table(title="Index manifest", title_justify="left", show_header=False)
+    for field in manifest.__dataclass_fields__:
+        info.add_row(field, escape(repr(getattr(manifest, field))))
+    console.print(info)

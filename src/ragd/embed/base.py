@@ -1,0 +1,55 @@
+"""The embedding ports: dense (a model) and sparse (BM25 term weights).
+
+Query and document embeddings are different calls so prefixes can't be forgotten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ragd.chunk.base import TokenCounter
+from ragd.types import DenseVector, SparseVector
+
+
+@dataclass(frozen=True, slots=True)
+class DenseSpec:
+    """Identity of a dense model, as recorded in the index manifest."""
+
+    model: str
+    dimension: int
+    max_tokens: int
+    query_prefix: str = ""
+    document_prefix: str = ""
+
+
+class DenseEmbedder(Protocol):
+    """Dense vectors, L2-normalised float32.  Errors: :class:`ragd.errors.EmbeddingFailed`."""
+
+    spec: DenseSpec
+
+    @property
+    def tokenizer(self) -> TokenCounter | None:
+        """The model's tokenizer when it is local (used to size chunks), else None."""
+        ...
+
+    async def embed_query(self, text: str) -> DenseVector: ...
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[DenseVector]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class SparseEmbedder(Protocol):
+    """BM25 term weights for a sparse vector with Qdrant's IDF modifier.
+
+    The same function runs at index and query time.  Synchronous and cheap.
+    Errors: :class:`ragd.errors.SparseEmbeddingFailed`.
+    """
+
+    name: str
+
+    def embed_query(self, text: str) -> SparseVector: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> list[SparseVector]: ...

@@ -1,0 +1,77 @@
+"""BM25 term weights for Qdrant's sparse vectors, per language.
+
+The weights are Qdrant's own BM25 (``qdrant_edge.Bm25``: tokenisation,
+lower-casing, stop words and a Snowball stemmer per language, token ids
+hashed with murmur3, document weights ``tf·(k1+1) / (tf + k1·(1-b+b·len/avg))``,
+query weights 1.0).  IDF is applied inside Qdrant by the ``text-sparse``
+vector's ``modifier=IDF`` at query time, so there is never a BM25 over the
+whole collection in-process.  The same object runs at index and query time.
+
+Language: a fixed Snowball language, or ``auto`` to detect each text's
+language.  A query's vector is the union of its tokens under the detected
+language and the fallback language, so a short query whose language is
+misread still matches documents stemmed the other way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+import qdrant_edge
+
+from ragd.errors import ConfigurationError, SparseEmbeddingFailed
+from ragd.language import SNOWBALL_LANGUAGES, detect_language
+from ragd.types import SparseVector
+
+FALLBACK_LANGUAGE = "en"
+BM25_VERSION = "qdrant-bm25-k1.2-b0.75-avg256-v1"
+
+
+@lru_cache(maxsize=32)
+def _model(language_code: str) -> qdrant_edge.Bm25:
+    name = SNOWBALL_LANGUAGES.get(language_code, SNOWBALL_LANGUAGES[FALLBACK_LANGUAGE])
+    return qdrant_edge.Bm25(qdrant_edge.Bm25Config(k=1.2, b=0.75, avg_len=256.0, language=name))
+
+
+def _to_record(vec: qdrant_edge.SparseVector) -> SparseVector:
+    return SparseVector(indices=tuple(vec.indices), values=tuple(vec.values))
+
+
+class Bm25SparseEmbedder:
+    """Implements :class:`ragd.embed.base.SparseEmbedder`."""
+
+    def __init__(self, language: str = "auto") -> None:
+        self._language = self._parse_language(language)
+        self.name = f"{BM25_VERSION}-{language}"
+
+    @staticmethod
+    def _parse_language(language: str) -> str | None:
+        if language == "auto":
+            return None
+        by_name = {name: code for code, name in SNOWBALL_LANGUAGES.items()}
+        code = by_name.get(language.lower(), language.lower())
+        if code not in SNOWBALL_LANGUAGES:
+            valid = ", ".join(["auto", *sorted(by_name)])
+            raise ConfigurationError(f"unknown BM25 language {language!r}; valid values: {valid}")
+        return code
+
+    def _language_of(self, text: str) -> str:
+        return self._language or detect_language(text, default=FALLBACK_LANGUAGE) or FALLBACK_LANGUAGE
+
+    def embed_documents(self, texts: Sequence[str]) -> list[SparseVector]:
+        try:
+            return [_to_record(_model(self._language_of(t)).embed_document(t)) for t in texts]
+        except Exception as exc:  # the engine raises plain ValueError/RuntimeError
+            raise SparseEmbeddingFailed(f"BM25 document weighting failed: {exc}") from exc
+
+    def embed_query(self, text: str) -> SparseVector:
+        try:
+            language = self._language_of(text)
+            indices = set(_model(language).embed_query(text).indices)
+            if self._language is None and language != FALLBACK_LANGUAGE:
+                indices |= set(_model(FALLBACK_LANGUAGE).embed_query(text).indices)
+        except Exception as exc:
+            raise SparseEmbeddingFailed(f"BM25 query weighting failed: {exc}") from exc
+        ordered = tuple(sorted(indices))
+        return SparseVector(indices=ordered, values=(1.0,) * len(ordered))

@@ -1,0 +1,98 @@
+"""The model's own tokenizer (``tokenizer.json`` via the ``tokenizers`` library).
+
+Two jobs, kept on two tokenizer instances because truncation is mutable state:
+
+* :class:`ragd.chunk.base.TokenCounter` for the chunkers — every token, no special
+  tokens, no truncation, no padding (the bundled MiniLM file pads/truncates to 128);
+* model inputs for inference — special tokens added, truncated to the model window,
+  padded per batch by :meth:`HfTokenizer.pad`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+from tokenizers import Tokenizer
+
+from ragd.errors import ConfigurationError
+
+TokenIds = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInputs:
+    """One padded batch, int64 [batch, seq] each."""
+
+    input_ids: TokenIds
+    attention_mask: TokenIds
+    token_type_ids: TokenIds
+
+    def as_feed(self) -> dict[str, TokenIds]:
+        return {
+            "input_ids": self.input_ids,
+            "attention_mask": self.attention_mask,
+            "token_type_ids": self.token_type_ids,
+        }
+
+
+class HfTokenizer:
+    """A ``tokenizers.Tokenizer`` set up for counting and for model input."""
+
+    def __init__(self, tokenizer: Tokenizer, max_length: int) -> None:
+        self.max_length = max_length
+        self._counter = Tokenizer.from_str(tokenizer.to_str())
+        self._counter.no_truncation()
+        self._counter.no_padding()
+        self._encoder = Tokenizer.from_str(tokenizer.to_str())
+        self._encoder.no_padding()
+        self._encoder.enable_truncation(max_length=max_length)
+        self.pad_id = self._pad_id(tokenizer)
+
+    @classmethod
+    def from_file(cls, path: Path, max_length: int) -> HfTokenizer:
+        try:
+            return cls(Tokenizer.from_file(str(path)), max_length)
+        except Exception as exc:  # tokenizers raises plain Exceptions for unreadable files
+            raise ConfigurationError(f"cannot load tokenizer {str(path)!r}: {exc}") from exc
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        """Character span ``[start, end)`` of every token of ``text`` (no special tokens).
+
+        Spans are in order and never overlap partially, but consecutive tokens split from one
+        character by normalisation share its span (a Hangul syllable becomes 2–3 jamo tokens).
+        """
+        return list(self._counter.encode(text, add_special_tokens=False).offsets)
+
+    def count(self, text: str) -> int:
+        """Number of tokens in ``text`` (no special tokens)."""
+        return len(self._counter.encode(text, add_special_tokens=False).ids)
+
+    def encode_for_model(self, texts: Sequence[str]) -> list[TokenIds]:
+        """Token ids with special tokens, truncated to ``max_length`` (unpadded)."""
+        encodings = self._encoder.encode_batch(list(texts), add_special_tokens=True)
+        return [np.asarray(encoding.ids, dtype=np.int64) for encoding in encodings]
+
+    def pad(self, sequences: Sequence[TokenIds]) -> ModelInputs:
+        """Right-pad ``sequences`` to the longest of them (single-segment inputs)."""
+        width = max((len(ids) for ids in sequences), default=0)
+        input_ids = np.full((len(sequences), width), self.pad_id, dtype=np.int64)
+        attention_mask = np.zeros((len(sequences), width), dtype=np.int64)
+        for row, ids in enumerate(sequences):
+            input_ids[row, : len(ids)] = ids
+            attention_mask[row, : len(ids)] = 1
+        return ModelInputs(input_ids, attention_mask, np.zeros_like(input_ids))
+
+    @staticmethod
+    def _pad_id(tokenizer: Tokenizer) -> int:
+        padding = tokenizer.padding
+        if padding is not None:
+            return int(padding["pad_id"])
+        for token in ("[PAD]", "<pad>"):
+            token_id = tokenizer.token_to_id(token)
+            if token_id is not None:
+                return token_id
+        return 0

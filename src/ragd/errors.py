@@ -1,0 +1,133 @@
+"""ragd's one error vocabulary.
+
+Every failure a user can see is a :class:`RagError` with a stable ``code``
+(part of the API: scripts match on it) and the HTTP status it maps to.
+Adapters translate vendor exceptions at their boundary
+(``raise StoreUnavailable(...) from exc``); the HTTP layer renders them in one
+exception handler and the CLI prints ``code: message``.
+
+    RagError (PIPELINE_FAILED, 500)
+    ├── InvalidRequest (INVALID_REQUEST, 400)
+    │   ├── Forbidden (FORBIDDEN, 403)
+    │   ├── NotFound (NOT_FOUND, 404)
+    │   ├── PayloadTooLarge (FILE_TOO_LARGE, 413)
+    │   └── UnsupportedType (UNSUPPORTED_TYPE, 415)
+    ├── ExtractionError (EXTRACTION_FAILED, 422)
+    │   ├── EncryptedDocument (ENCRYPTED_DOCUMENT, 422)
+    │   ├── EmptyDocument (EMPTY_DOCUMENT, 422)
+    │   └── OcrUnavailable (OCR_UNAVAILABLE, 422)
+    ├── ConfigurationError (CONFIGURATION_ERROR, 500)
+    │   ├── IndexMismatch (INDEX_MISMATCH, 409)
+    │   └── MissingDependency (MISSING_DEPENDENCY, 500)
+    ├── EmbeddingFailed (EMBEDDING_FAILED, 502)
+    ├── SparseEmbeddingFailed (SPARSE_EMBEDDING_FAILED, 500)
+    └── StoreError (QDRANT_WRITE_FAILED, 503)
+        ├── StoreUnavailable (STORE_UNAVAILABLE, 503)
+        └── StoreLocked (STORE_LOCKED, 409)
+
+Extraction failures are the *file's* fault, so they are 4xx (422) rather
+than the reference ingestion-service's 500 (see docs/errors.md).
+"""
+
+from __future__ import annotations
+
+
+class RagError(Exception):
+    code: str = "PIPELINE_FAILED"
+    http_status: int = 500
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class InvalidRequest(RagError):
+    code = "INVALID_REQUEST"
+    http_status = 400
+
+
+class Forbidden(InvalidRequest):
+    code = "FORBIDDEN"
+    http_status = 403
+
+
+class NotFound(InvalidRequest):
+    code = "NOT_FOUND"
+    http_status = 404
+
+
+class PayloadTooLarge(InvalidRequest):
+    code = "FILE_TOO_LARGE"
+    http_status = 413
+
+
+class UnsupportedType(InvalidRequest):
+    code = "UNSUPPORTED_TYPE"
+    http_status = 415
+
+
+class ExtractionError(RagError):
+    code = "EXTRACTION_FAILED"
+    http_status = 422
+
+
+class EncryptedDocument(ExtractionError):
+    code = "ENCRYPTED_DOCUMENT"
+
+
+class EmptyDocument(ExtractionError):
+    code = "EMPTY_DOCUMENT"
+
+
+class OcrUnavailable(ExtractionError):
+    code = "OCR_UNAVAILABLE"
+
+
+class ConfigurationError(RagError):
+    code = "CONFIGURATION_ERROR"
+    http_status = 500
+
+
+class IndexMismatch(ConfigurationError):
+    code = "INDEX_MISMATCH"
+    http_status = 409
+
+
+class MissingDependency(ConfigurationError):
+    code = "MISSING_DEPENDENCY"
+
+
+class EmbeddingFailed(RagError):
+    code = "EMBEDDING_FAILED"
+    http_status = 502
+
+
+class SparseEmbeddingFailed(RagError):
+    code = "SPARSE_EMBEDDING_FAILED"
+    http_status = 500
+
+
+class StoreError(RagError):
+    code = "QDRANT_WRITE_FAILED"
+    http_status = 503
+
+
+class StoreUnavailable(StoreError):
+    code = "STORE_UNAVAILABLE"
+
+
+class StoreLocked(StoreError):
+    code = "STORE_LOCKED"
+    http_status = 409
+
+
+def missing_extra(package: str, extra: str) -> MissingDependency:
+    """The error raised when an optional engine's package is not installed."""
+    return MissingDependency(
+        f"the optional package {package!r} is not installed",
+        hint=f"install it with: pip install 'ragd[{extra}]'",
+    )

@@ -1,0 +1,161 @@
+"""The ingest use-case: one file in, its chunks replaced atomically in the store.
+
+    Blob -extract-> Document -chunk-> [Chunk] -embed dense+sparse-> [StoredChunk] -replace->
+
+Replacement is blue/green over content-derived ids: the new version's points
+are written first (an unchanged chunk keeps its id and is overwritten with
+identical text), then the previous version's leftover points are deleted.
+If anything fails before that, only the points this run added are removed,
+so the previous version stays complete and searchable — never partial,
+never duplicated.  Ingests of the same file id are serialised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+
+from ragd.chunk.base import Chunker
+from ragd.embed.base import DenseEmbedder, SparseEmbedder
+from ragd.errors import EmbeddingFailed, EmptyDocument, RagError
+from ragd.extract.base import Extractor
+from ragd.ingest.ids import blob_hash, sha256_hex
+from ragd.ingest.locks import KeyedLocks
+from ragd.ingest.points import build_points, is_current
+from ragd.store.base import VectorStore
+from ragd.types import Blob, Document, FileRef, IngestReport, IngestStatus, PointFilter, StoredChunk
+
+log = logging.getLogger(__name__)
+
+SCROLL_PAGE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    status: IngestStatus
+    chunks: int
+    extractor: str | None = None
+
+
+class Ingestor:
+    """Ingests files into the store; every failure is a :class:`RagError` with a code."""
+
+    def __init__(
+        self,
+        *,
+        extractor: Extractor,
+        chunker: Chunker,
+        dense: DenseEmbedder,
+        sparse: SparseEmbedder | None,
+        store: VectorStore,
+        write_batch: int = 256,
+    ) -> None:
+        self._extractor = extractor
+        self._chunker = chunker
+        self._dense = dense
+        self._sparse = sparse
+        self._store = store
+        self._write_batch = write_batch
+        self._locks = KeyedLocks()
+        self.version = f"{chunker.version}|{sparse.name if sparse else 'dense-only'}"
+
+    async def ingest(self, blob: Blob, ref: FileRef, *, force: bool = False) -> Outcome:
+        """Index one file (skipped when its bytes and pipeline are unchanged, unless ``force``)."""
+        async with self._locks.hold(ref.file_id):
+            file_hash = await asyncio.to_thread(blob_hash, blob)
+            existing = await self._existing(ref)
+            if not force and is_current(existing, file_hash=file_hash, version=self.version):
+                return Outcome(IngestStatus.UNCHANGED, len(existing))
+            document = await asyncio.to_thread(self._extractor.extract, blob)
+            points = await self._points(ref, document, file_hash)
+            await self._replace(existing, points)
+            return Outcome(IngestStatus.INDEXED, len(points), document.extractor)
+
+    async def ingest_document(self, document: Document, ref: FileRef, *, force: bool = False) -> Outcome:
+        """Index text that is already extracted (evaluation corpora, API text)."""
+        async with self._locks.hold(ref.file_id):
+            file_hash = sha256_hex(document.text)
+            existing = await self._existing(ref)
+            if not force and is_current(existing, file_hash=file_hash, version=self.version):
+                return Outcome(IngestStatus.UNCHANGED, len(existing))
+            points = await self._points(ref, document, file_hash)
+            await self._replace(existing, points)
+            return Outcome(IngestStatus.INDEXED, len(points), document.extractor)
+
+    async def delete(self, file_id: str, collection_name: str | None = None) -> int:
+        """Remove a file's points (in one collection, or in all); returns how many."""
+        names = (collection_name,) if collection_name else None
+        async with self._locks.hold(file_id):
+            return await self._store.delete(PointFilter(collection_names=names, file_id=file_id))
+
+    async def _existing(self, ref: FileRef) -> list[StoredChunk]:
+        flt = PointFilter(collection_names=(ref.collection_name,), file_id=ref.file_id)
+        out: list[StoredChunk] = []
+        offset: str | None = None
+        while True:
+            page, offset = await self._store.scroll(flt, limit=SCROLL_PAGE, offset=offset)
+            out.extend(page)
+            if offset is None:
+                return out
+
+    async def _points(self, ref: FileRef, document: Document, file_hash: str) -> list[StoredChunk]:
+        chunks = await asyncio.to_thread(self._chunker.chunk, document)
+        if not chunks:
+            raise EmptyDocument(f"{ref.name}: no text to index after chunking")
+        texts = [c.embedding_text() for c in chunks]
+        dense = await self._dense.embed_documents(texts)
+        if len(dense) != len(texts):
+            raise EmbeddingFailed(f"embedder returned {len(dense)} vectors for {len(texts)} chunks")
+        sparse = await asyncio.to_thread(self._sparse.embed_documents, texts) if self._sparse else None
+        return build_points(ref, document, chunks, dense, sparse, file_hash=file_hash, version=self.version)
+
+    async def _replace(self, existing: Sequence[StoredChunk], points: Sequence[StoredChunk]) -> None:
+        old_ids = {p.id for p in existing}
+        new_ids = {p.id for p in points}
+        try:
+            for start in range(0, len(points), self._write_batch):
+                await self._store.upsert(points[start : start + self._write_batch])
+        except BaseException:
+            own = tuple(sorted(new_ids - old_ids))
+            if own:
+                # shielded: a cancelled ingest must still remove what it wrote
+                with suppress(Exception):
+                    await asyncio.shield(self._store.delete(PointFilter(ids=own)))
+            raise
+        stale = tuple(sorted(old_ids - new_ids))
+        if stale:
+            await self._store.delete(PointFilter(ids=stale))
+
+
+def failure_report(source: str, ref: FileRef | None, exc: BaseException, seconds: float) -> IngestReport:
+    """An :class:`IngestReport` for a failed file, with the error's stable code."""
+    if isinstance(exc, RagError):
+        code, message = exc.code, str(exc)
+    else:
+        log.error("unexpected failure ingesting %r", source, exc_info=exc)
+        code, message = "PIPELINE_FAILED", f"{type(exc).__name__}: {exc}"
+    return IngestReport(
+        source=source,
+        status=IngestStatus.FAILED,
+        file_id=ref.file_id if ref else "",
+        collection_name=ref.collection_name if ref else "",
+        code=code,
+        message=message,
+        seconds=seconds,
+    )
+
+
+def success_report(source: str, ref: FileRef, outcome: Outcome, started: float) -> IngestReport:
+    return IngestReport(
+        source=source,
+        status=outcome.status,
+        file_id=ref.file_id,
+        collection_name=ref.collection_name,
+        chunks=outcome.chunks,
+        extractor=outcome.extractor,
+        seconds=time.perf_counter() - started,
+    )

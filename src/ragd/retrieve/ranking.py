@@ -1,0 +1,82 @@
+"""Ranking math: pure functions over records, no I/O, no settings.
+
+The score scale (docs/scoring.md): every hit's ``score`` is reciprocal-rank
+fusion normalised to ``[0, 1]`` — the fused score divided by the score of a
+hit ranked first by every retrieval path used.  1.0 means "first everywhere";
+the same formula applies whether one path (dense or sparse) or two (hybrid)
+ran, so thresholds mean the same thing in every mode.  Raw values (cosine,
+BM25, RRF) stay in ``Hit.scores``.
+
+Qdrant's weighted RRF, measured on the engine: a path with weight ``w`` adds
+``1 / (k - 1 + (rank + 1) / w)`` for a hit at 0-based ``rank`` (``w = 1``
+gives the textbook ``1 / (k + rank)``); a weight of 0 adds nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from ragd.types import FusionParams, Hit, SearchMode
+
+_SPACE = re.compile(r"\s+")
+
+
+def rrf_term(rank: int, k: int, weight: float = 1.0) -> float:
+    """What one path contributes to a hit's fused score at 0-based ``rank``."""
+    if weight <= 0:
+        return 0.0
+    return 1.0 / (k - 1 + (rank + 1) / weight)
+
+
+def rrf_max(k: int, weights: Iterable[float]) -> float:
+    """The fused score of a hit ranked first by every path."""
+    return sum(rrf_term(0, k, w) for w in weights)
+
+
+def normalise_scores(hits: Sequence[Hit], mode: SearchMode, fusion: FusionParams) -> list[Hit]:
+    """Put ``hits`` (in engine order) on the one score scale; raw scores are kept in ``scores``."""
+    if mode is SearchMode.HYBRID:
+        top = rrf_max(fusion.k, (fusion.dense_weight, fusion.sparse_weight))
+        return [replace(h, score=min(1.0, (h.scores.fused or 0.0) / top)) for h in hits]
+    best = rrf_term(0, fusion.k)
+    return [replace(h, score=rrf_term(rank, fusion.k) / best) for rank, h in enumerate(hits)]
+
+
+def content_key(text: str) -> str:
+    """Identity of a chunk's text for de-duplication: case and white space folded."""
+    return _SPACE.sub(" ", text).strip().casefold()
+
+
+def dedup_by_content(hits: Iterable[Hit]) -> list[Hit]:
+    """Keep the first (best-ranked) hit of each distinct text."""
+    seen: set[str] = set()
+    out = []
+    for hit in hits:
+        key = content_key(hit.content)
+        if key not in seen:
+            seen.add(key)
+            out.append(hit)
+    return out
+
+
+def fusion_for_language(
+    query_language: str | None,
+    model_languages: Sequence[str],
+    *,
+    k: int,
+    foreign_dense_weight: float,
+) -> FusionParams:
+    """Weights for RRF: trust the dense model less for a query in a language it wasn't trained on.
+
+    An unknown language (short or mixed query) keeps equal weights.
+    """
+    if query_language is None or query_language in model_languages or "*" in model_languages:
+        return FusionParams(k=k)
+    return FusionParams(k=k, dense_weight=foreign_dense_weight, sparse_weight=1.0)
+
+
+def prefetch_limit(k: int, multiplier: int, minimum: int) -> int:
+    """How many candidates each path fetches before fusion."""
+    return max(k * multiplier, minimum)

@@ -1,0 +1,57 @@
+"""The store port: one physical collection of chunks with dense + sparse vectors.
+
+Records in, records out; no vendor type crosses this line.  The payload
+layout (``content`` + ``meta``) is a contract of its own: see ``payload.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from ragd.types import Hit, IndexManifest, PointFilter, StoredChunk, StoreQuery
+
+
+class VectorStore(Protocol):
+    """Errors: :class:`ragd.errors.StoreError` subclasses, :class:`ragd.errors.IndexMismatch`."""
+
+    async def open(self, manifest: IndexManifest) -> None:
+        """Create the collection, its vectors and payload indexes (before any write) and
+        the manifest, or check an existing index's manifest: a mismatch raises IndexMismatch."""
+        ...
+
+    async def upsert(self, chunks: Sequence[StoredChunk]) -> None:
+        """Insert or replace points by id.  Every chunk carries dense (and sparse when enabled)."""
+        ...
+
+    async def delete(self, flt: PointFilter) -> int:
+        """Delete the matching points; returns how many there were."""
+        ...
+
+    async def count(self, flt: PointFilter) -> int: ...
+
+    async def scroll(
+        self, flt: PointFilter, *, limit: int, offset: str | None = None, with_vectors: bool = False
+    ) -> tuple[list[StoredChunk], str | None]:
+        """One page of points in id order, and the cursor of the next page (None at the end)."""
+        ...
+
+    async def search(self, query: StoreQuery) -> list[Hit]:
+        """Dense, sparse, or both fused by weighted RRF inside the engine.
+
+        Hit.score is the engine's score; Hit.scores has dense/sparse/fused components."""
+        ...
+
+    async def facet(self, key: str, flt: PointFilter, *, limit: int = 1000) -> dict[str, int]:
+        """Distinct values of a keyword payload key (e.g. ``meta.collection_name``) with counts."""
+        ...
+
+    async def optimize(self) -> None:
+        """Finish index building after a bulk write (blocking work runs off the event loop)."""
+        ...
+
+    async def ready(self) -> bool:
+        """True when the store answers."""
+        ...
+
+    async def close(self) -> None: ...

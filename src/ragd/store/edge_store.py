@@ -1,0 +1,378 @@
+"""VectorStore on Qdrant Edge: the real Qdrant engine embedded in this process.
+
+Files under ``<data_dir>/qdrant/<collection>/``::
+
+    shard/               the Edge shard (segments, WAL, edge_config.json)
+    ragd-manifest.json   the IndexManifest, written before the shard is created
+    ragd.lock            flock'ed while a process has the store open
+
+Edge's API is synchronous: every call runs on a small thread pool (queries
+release the GIL), and ``optimize()`` — the blocking index build after bulk
+writes — on a thread of its own.  Only one process may open a store; a
+second one gets :class:`StoreLocked`.  ``qdrant_edge`` is imported here only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+import qdrant_edge as qe
+
+from ragd.errors import ConfigurationError, IndexMismatch, RagError, StoreError, StoreLocked, StoreUnavailable
+from ragd.settings import StoreSettings
+from ragd.store import payload as pl
+from ragd.store.dir_lock import DirLock
+from ragd.store.manifest_io import (
+    FIX_HINT,
+    MANIFEST_FILE,
+    check_manifest,
+    read_manifest_file,
+    write_manifest_file,
+)
+from ragd.store.search_plan import (
+    EnginePoint,
+    SearchKind,
+    assemble_hits,
+    fusion_weights,
+    scores_by_id,
+    search_kind,
+)
+from ragd.store.tuning import IndexTuning
+from ragd.types import Hit, IndexManifest, PointFilter, SparseVector, StoredChunk, StoreQuery
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+SHARD_DIR = "shard"
+UPSERT_BATCH = 1024
+
+
+class EdgeStore:
+    """An embedded store; ``open`` before use, ``close`` when done (flushes)."""
+
+    def __init__(
+        self, data_dir: Path, collection: str = "ingestion_files", *, tuning: IndexTuning | None = None
+    ) -> None:
+        if not collection or "/" in collection or collection.startswith("."):
+            raise ConfigurationError(
+                f"invalid store collection name {collection!r}: use a plain directory name"
+            )
+        self.root = Path(data_dir) / "qdrant" / collection
+        self._tuning = tuning or IndexTuning()
+        self._lock = DirLock(self.root)
+        self._shard: qe.EdgeShard | None = None
+        self._dim = 0
+        self._pool: ThreadPoolExecutor | None = None
+        self._optimizer: ThreadPoolExecutor | None = None
+        self._optimizing: asyncio.Future[bool] | None = None
+
+    @classmethod
+    def from_settings(cls, settings: StoreSettings, data_dir: Path) -> EdgeStore:
+        return cls(data_dir, settings.collection)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def open(self, manifest: IndexManifest) -> None:
+        if self._shard is not None:
+            raise StoreError(f"the store at {self.root} is already open")
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ragd-edge")
+        self._optimizer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragd-edge-optimize")
+        try:
+            self._shard = await self._run(lambda: self._open_sync(manifest))
+        except BaseException:
+            self._shutdown_pools()
+            raise
+        self._dim = manifest.dense_dim
+
+    def _open_sync(self, manifest: IndexManifest) -> qe.EdgeShard:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._lock.acquire()
+        try:
+            shard = self._load_or_create(manifest)
+            _ensure_payload_indexes(shard)
+        except BaseException:
+            self._lock.release()
+            raise
+        return shard
+
+    def _load_or_create(self, manifest: IndexManifest) -> qe.EdgeShard:
+        shard_dir = self.root / SHARD_DIR
+        config = _edge_config(manifest.dense_dim, self._tuning)
+        if shard_dir.is_dir() and any(shard_dir.iterdir()):
+            found = read_manifest_file(self.root / MANIFEST_FILE)
+            if found is None:
+                raise IndexMismatch(f"the index at {self.root} has no {MANIFEST_FILE}", hint=FIX_HINT)
+            check_manifest(found, manifest, str(self.root))
+            log.info("loading Qdrant Edge shard %s", shard_dir)
+            return _engine(lambda: qe.EdgeShard.load(str(shard_dir), config), f"load {shard_dir}")
+        write_manifest_file(self.root / MANIFEST_FILE, manifest)
+        log.info("creating Qdrant Edge shard %s (dense dim %d)", shard_dir, manifest.dense_dim)
+        return _engine(lambda: qe.EdgeShard.create(str(shard_dir), config), f"create {shard_dir}")
+
+    async def optimize(self) -> None:
+        """Build indexes after bulk writes (blocks a background thread, not the loop).
+
+        Concurrent callers share one run; writes and searches go on meanwhile."""
+        shard = self._require_shard()
+        if self._optimizing is None or self._optimizing.done():
+            loop = asyncio.get_running_loop()
+            self._optimizing = loop.run_in_executor(self._optimizer, _engine_call(shard.optimize, "optimize"))
+            self._optimizing.add_done_callback(self._log_optimized)
+        await asyncio.shield(self._optimizing)
+
+    def _log_optimized(self, done: asyncio.Future[bool]) -> None:
+        if not done.cancelled() and done.exception() is None:
+            log.info("optimize %s: %s", self.root, "segments rebuilt" if done.result() else "nothing to do")
+
+    async def close(self) -> None:
+        shard = self._shard
+        if shard is None:
+            return
+        if self._optimizing is not None and not self._optimizing.done():
+            log.info("waiting for the running optimize() before closing %s", self.root)
+            await asyncio.gather(self._optimizing, return_exceptions=True)
+        try:
+            await self._run(lambda: _close_shard(shard))
+        finally:
+            self._shard = None
+            self._lock.release()
+            self._shutdown_pools()
+
+    async def ready(self) -> bool:
+        shard = self._shard
+        if shard is None:
+            return False
+        try:
+            await self._run(shard.info)
+        except Exception:  # any failure means "not ready"; the probe must not raise
+            log.warning("Qdrant Edge shard %s did not answer", self.root, exc_info=True)
+            return False
+        return True
+
+    # -- writes --------------------------------------------------------------------------------
+
+    async def upsert(self, chunks: Sequence[StoredChunk]) -> None:
+        shard = self._require_shard()
+        points = [_to_point(c, self._dim) for c in chunks]
+        for start in range(0, len(points), UPSERT_BATCH):
+            op = qe.UpdateOperation.upsert_points(points[start : start + UPSERT_BATCH])
+            await self._run(_engine_call(functools.partial(shard.update, op), "upsert"))
+
+    async def delete(self, flt: PointFilter) -> int:
+        shard = self._require_shard()
+        edge_filter = _edge_must(pl.delete_plan(flt))
+
+        def run() -> int:
+            n = shard.count(qe.CountRequest(exact=True, filter=edge_filter))
+            if n:
+                shard.update(qe.UpdateOperation.delete_points_by_filter(edge_filter))
+            return n
+
+        return await self._run(_engine_call(run, "delete"))
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    async def count(self, flt: PointFilter) -> int:
+        shard = self._require_shard()
+        request = qe.CountRequest(exact=True, filter=_edge_filter(pl.filter_plan(flt)))
+        return await self._run(_engine_call(lambda: shard.count(request), "count"))
+
+    async def scroll(
+        self, flt: PointFilter, *, limit: int, offset: str | None = None, with_vectors: bool = False
+    ) -> tuple[list[StoredChunk], str | None]:
+        shard = self._require_shard()
+        request = qe.ScrollRequest(
+            offset=None if offset is None else pl.point_uuid(offset),
+            limit=limit,
+            filter=_edge_filter(pl.filter_plan(flt)),
+            with_payload=True,
+            with_vector=with_vectors,
+        )
+        records, next_id = await self._run(_engine_call(lambda: shard.scroll(request), "scroll"))
+        chunks = [_from_record(r) for r in records]
+        return chunks, None if next_id is None else pl.canonical_id(next_id)
+
+    async def search(self, query: StoreQuery) -> list[Hit]:
+        shard = self._require_shard()
+        kind = search_kind(query)
+        edge_filter = _edge_filter(pl.filter_plan(query.filter))
+        if kind is not SearchKind.HYBRID:
+            request = qe.QueryRequest(
+                limit=query.limit, query=_nearest(query, kind), filter=edge_filter, with_payload=True
+            )
+            rows = await self._run(_engine_call(lambda: shard.query(request), "search"))
+            return assemble_hits(kind, _rows(rows))
+        batch = qe.QueryBatchRequest(_hybrid_requests(query, edge_filter))
+        fused, dense, sparse = await self._run(_engine_call(lambda: shard.query_batch(batch), "search"))
+        return assemble_hits(kind, _rows(fused), scores_by_id(_rows(dense)), scores_by_id(_rows(sparse)))
+
+    async def facet(self, key: str, flt: PointFilter, *, limit: int = 1000) -> dict[str, int]:
+        shard = self._require_shard()
+        pl.require_indexed(key)
+        request = qe.FacetRequest(key=key, limit=limit, exact=True, filter=_edge_filter(pl.filter_plan(flt)))
+        response = await self._run(_engine_call(lambda: shard.facet(request), "facet"))
+        return {str(hit.value): int(hit.count) for hit in response.hits}
+
+    async def stats(self) -> dict[str, int]:
+        """Points, indexed (HNSW) vectors and segments, as the engine counts them."""
+        shard = self._require_shard()
+        info = await self._run(_engine_call(shard.info, "info"))
+        return {
+            "points": info.points_count,
+            "indexed_vectors": info.indexed_vectors_count,
+            "segments": info.segments_count,
+        }
+
+    async def payload_schema(self) -> dict[str, tuple[str, bool]]:
+        """Indexed payload keys as ``{key: (type, is_tenant)}`` (for checks and diagnostics)."""
+        shard = self._require_shard()
+        info = await self._run(_engine_call(shard.info, "info"))
+        return {
+            key: (
+                str(index.data_type).rsplit(".", 1)[-1].lower(),
+                bool(getattr(index.params, "is_tenant", None)),
+            )
+            for key, index in info.payload_schema.items()
+        }
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _require_shard(self) -> qe.EdgeShard:
+        if self._shard is None:
+            raise StoreUnavailable(f"the store at {self.root} is not open", hint="call open() first")
+        return self._shard
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
+
+    def _shutdown_pools(self) -> None:
+        for pool in (self._pool, self._optimizer):
+            if pool is not None:
+                pool.shutdown(wait=True)
+        self._pool = self._optimizer = None
+
+
+def _edge_config(dim: int, tuning: IndexTuning) -> qe.EdgeConfig:
+    return qe.EdgeConfig(
+        vectors={pl.DENSE_VECTOR: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+        sparse_vectors={pl.SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        hnsw_config=qe.HnswIndexConfig(
+            m=tuning.m,
+            ef_construct=tuning.ef_construct,
+            full_scan_threshold=tuning.full_scan_threshold_kb,
+            max_indexing_threads=tuning.max_indexing_threads,
+            payload_m=tuning.payload_m,
+        ),
+        optimizers=qe.EdgeOptimizersConfig(indexing_threshold=tuning.indexing_threshold_kb),
+    )
+
+
+def _ensure_payload_indexes(shard: qe.EdgeShard) -> None:
+    existing = shard.info().payload_schema
+    for index in pl.PAYLOAD_INDEXES:
+        if index.key in existing:
+            continue
+        params = qe.KeywordIndexParams(is_tenant=True) if index.is_tenant else qe.PayloadSchemaType.Keyword
+        op = qe.UpdateOperation.create_field_index(index.key, params)
+        _engine(functools.partial(shard.update, op), f"create payload index {index.key}")
+        log.info("created payload index %s", index.key)
+
+
+def _close_shard(shard: qe.EdgeShard) -> None:
+    _engine(shard.flush, "flush")
+    shard.close()
+
+
+def _edge_filter(plan: pl.FilterPlan) -> qe.Filter | None:
+    return None if plan.is_empty else _edge_must(plan)
+
+
+def _edge_must(plan: pl.FilterPlan) -> qe.Filter:
+    must: list[Any] = []
+    for match in plan.matches:
+        cond = qe.MatchValue(match.values[0]) if len(match.values) == 1 else qe.MatchAny(list(match.values))
+        must.append(qe.FieldCondition(key=match.key, match=cond))
+    if plan.ids is not None:
+        must.append(qe.HasIdCondition(set(plan.ids)))
+    return qe.Filter(must=must)
+
+
+def _to_point(chunk: StoredChunk, dim: int) -> qe.Point:
+    vectors: dict[str, Any] = {pl.DENSE_VECTOR: pl.require_dense(chunk, dim)}
+    if chunk.sparse is not None:
+        vectors[pl.SPARSE_VECTOR] = _edge_sparse(chunk.sparse)
+    return qe.Point(id=pl.point_uuid(chunk.id), vector=vectors, payload=pl.to_payload(chunk))
+
+
+def _edge_sparse(vector: SparseVector) -> qe.SparseVector:
+    return qe.SparseVector(indices=list(vector.indices), values=[float(v) for v in vector.values])
+
+
+def _from_record(record: Any) -> StoredChunk:
+    vectors = record.vector if isinstance(record.vector, dict) else {}
+    sparse = vectors.get(pl.SPARSE_VECTOR)
+    return pl.from_point(
+        record.id,
+        record.payload,
+        dense=vectors.get(pl.DENSE_VECTOR),
+        sparse=None if sparse is None else SparseVector(tuple(sparse.indices), tuple(sparse.values)),
+    )
+
+
+def _nearest(query: StoreQuery, kind: SearchKind) -> Any:
+    if kind is SearchKind.DENSE and query.dense is not None:
+        return qe.Query.Nearest([float(x) for x in query.dense], using=pl.DENSE_VECTOR)
+    if kind is SearchKind.SPARSE and query.sparse is not None:
+        return qe.Query.Nearest(_edge_sparse(query.sparse), using=pl.SPARSE_VECTOR)
+    raise ValueError(f"no {kind.value} vector in the query")
+
+
+def _hybrid_requests(query: StoreQuery, edge_filter: qe.Filter | None) -> list[qe.QueryRequest]:
+    dense, sparse = _nearest(query, SearchKind.DENSE), _nearest(query, SearchKind.SPARSE)
+    n = query.prefetch_limit
+    fused = qe.QueryRequest(
+        limit=query.limit,
+        prefetches=[
+            qe.Prefetch(limit=n, query=dense, filter=edge_filter),
+            qe.Prefetch(limit=n, query=sparse, filter=edge_filter),
+        ],
+        query=qe.Fusion.Rrf(k=query.fusion.k, weights=fusion_weights(query)),  # type: ignore[arg-type]
+        with_payload=True,
+    )
+    return [
+        fused,
+        qe.QueryRequest(limit=n, query=dense, filter=edge_filter, with_payload=False),
+        qe.QueryRequest(limit=n, query=sparse, filter=edge_filter, with_payload=False),
+    ]
+
+
+def _rows(points: Sequence[qe.ScoredPoint]) -> list[EnginePoint]:
+    return [EnginePoint(p.id, p.score, p.payload) for p in points]
+
+
+def _engine_call(fn: Callable[[], T], what: str) -> Callable[[], T]:
+    return lambda: _engine(fn, what)
+
+
+def _engine(fn: Callable[[], T], what: str) -> T:
+    """Run one Edge call, translating its (untyped) exceptions into ragd's errors."""
+    try:
+        return fn()
+    except RagError:
+        raise
+    except Exception as exc:
+        text = str(exc)
+        if "WouldBlock" in text:
+            raise StoreLocked(
+                f"Qdrant Edge {what}: the shard is in use by another process",
+                hint="stop the other ragd process (e.g. `ragd serve`) or use another data dir",
+            ) from exc
+        if "incompatible" in text.lower():
+            raise IndexMismatch(f"Qdrant Edge {what}: {text}", hint=FIX_HINT) from exc
+        raise StoreError(f"Qdrant Edge {what} failed: {text}") from exc

@@ -1,0 +1,167 @@
+"""The Qdrant point layout ragd writes and reads: the one module that knows it.
+
+A point is::
+
+    id       UUID (StoredChunk.id parsed; returned in canonical 8-4-4-4-12 form)
+    vectors  {"text-dense": [float] (cosine), "text-sparse": {indices, values} (IDF modifier)}
+    payload  {"content": <chunk text>, "meta": {collection_name, file_id, name, source, ...}}
+
+``meta`` holds whatever the caller put in ``StoredChunk.meta`` (made JSON-safe:
+tuples become lists).  Keyword payload indexes on :data:`PAYLOAD_INDEXES` are
+created before the first write.  The contract other clients rely on is
+written down in ``docs/payload.md``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragd.errors import InvalidRequest
+from ragd.types import DenseVector, PointFilter, SparseVector, StoredChunk
+
+DENSE_VECTOR = "text-dense"
+SPARSE_VECTOR = "text-sparse"
+CONTENT_KEY = "content"
+META_KEY = "meta"
+
+COLLECTION_NAME_KEY = "meta.collection_name"
+FILE_ID_KEY = "meta.file_id"
+COLLECTION_TYPE_KEY = "meta.collection_type"
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadIndex:
+    """A keyword payload index; ``is_tenant`` co-locates a tenant's points on disk."""
+
+    key: str
+    is_tenant: bool = False
+
+
+PAYLOAD_INDEXES: tuple[PayloadIndex, ...] = (
+    PayloadIndex(COLLECTION_NAME_KEY, is_tenant=True),
+    PayloadIndex(FILE_ID_KEY),
+    PayloadIndex(COLLECTION_TYPE_KEY),
+)
+INDEXED_KEYS = frozenset(index.key for index in PAYLOAD_INDEXES)
+
+
+def point_uuid(point_id: str) -> uuid.UUID:
+    """Parse a chunk id; anything but a UUID (any of its textual forms) is refused."""
+    try:
+        return uuid.UUID(str(point_id))
+    except ValueError as exc:
+        raise InvalidRequest(f"point id {point_id!r} is not a UUID") from exc
+
+
+def canonical_id(raw: object) -> str:
+    """The engine's id (UUID object or string) as ragd hands it out."""
+    return str(uuid.UUID(str(raw)))
+
+
+def to_payload(chunk: StoredChunk) -> dict[str, Any]:
+    """The stored payload of a chunk: its text plus its metadata, JSON-safe."""
+    return {CONTENT_KEY: chunk.content, META_KEY: _jsonable(chunk.meta)}
+
+
+def content_of(payload: Mapping[str, Any] | None) -> str:
+    value = (payload or {}).get(CONTENT_KEY)
+    return value if isinstance(value, str) else ""
+
+
+def meta_of(payload: Mapping[str, Any] | None) -> dict[str, Any]:
+    value = (payload or {}).get(META_KEY)
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def dense_array(values: Sequence[float] | None) -> DenseVector | None:
+    return None if values is None else np.asarray(values, dtype=np.float32)
+
+
+def from_point(
+    raw_id: object,
+    payload: Mapping[str, Any] | None,
+    dense: Sequence[float] | None = None,
+    sparse: SparseVector | None = None,
+) -> StoredChunk:
+    """A stored point back as a chunk record (vectors only when they were asked for)."""
+    return StoredChunk(
+        id=canonical_id(raw_id),
+        content=content_of(payload),
+        meta=meta_of(payload),
+        dense=dense_array(dense),
+        sparse=sparse,
+    )
+
+
+def require_dense(chunk: StoredChunk, dim: int) -> list[float]:
+    """The chunk's dense vector as a list, checked against the index's dimension."""
+    if chunk.dense is None:
+        raise InvalidRequest(f"chunk {chunk.id} has no dense vector; every stored chunk needs one")
+    if chunk.dense.shape != (dim,):
+        raise InvalidRequest(
+            f"chunk {chunk.id} has a dense vector of shape {chunk.dense.shape}; the index expects ({dim},)"
+        )
+    return np.asarray(chunk.dense, dtype=np.float32).tolist()  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordMatch:
+    """``key`` must equal one of ``values`` (one value: an exact match)."""
+
+    key: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FilterPlan:
+    """A :class:`PointFilter` in layout terms; every part is ANDed.  Adapters translate it."""
+
+    matches: tuple[KeywordMatch, ...] = ()
+    ids: tuple[uuid.UUID, ...] | None = None
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.matches and self.ids is None
+
+
+def filter_plan(flt: PointFilter) -> FilterPlan:
+    """Map a point filter onto payload keys; an empty tuple of names or ids matches nothing."""
+    matches: list[KeywordMatch] = []
+    if flt.collection_names is not None:
+        matches.append(KeywordMatch(COLLECTION_NAME_KEY, tuple(flt.collection_names)))
+    if flt.file_id is not None:
+        matches.append(KeywordMatch(FILE_ID_KEY, (flt.file_id,)))
+    ids = None if flt.ids is None else tuple(point_uuid(i) for i in flt.ids)
+    return FilterPlan(matches=tuple(matches), ids=ids)
+
+
+def delete_plan(flt: PointFilter) -> FilterPlan:
+    """The plan of a delete; an unconstrained filter is refused (it would delete everything)."""
+    plan = filter_plan(flt)
+    if plan.is_empty:
+        raise InvalidRequest("refusing to delete with an empty filter: it would delete every point")
+    return plan
+
+
+def require_indexed(key: str) -> None:
+    """Facets are only offered on indexed keys (the engine needs the index)."""
+    if key not in INDEXED_KEYS:
+        valid = ", ".join(sorted(INDEXED_KEYS))
+        raise InvalidRequest(f"cannot facet on {key!r}: not an indexed payload key; valid keys: {valid}")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise InvalidRequest(f"metadata value {value!r} of type {type(value).__name__} is not JSON-safe")

@@ -1,0 +1,414 @@
+"""VectorStore on a Qdrant server through ``qdrant-client``'s AsyncQdrantClient.
+
+``url`` + ``api_key`` reach a server.  ``location=":memory:"`` or ``path=``
+run qdrant-client's *local mode*: a pure-Python re-implementation of the
+server API that scans every point and ignores indexes — the reference the
+contract tests compare Qdrant Edge against, not a store to serve from.
+
+The manifest lives in the collection's ``metadata`` (server >= 1.16; open()
+fails with a ConfigurationError on a server that does not keep it).
+Weighted RRF is sent as ``RrfQuery(rrf=Rrf(k, weights))``, which needs a
+server with parametrised RRF.  ``qdrant_client`` is imported here only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+from qdrant_client import AsyncQdrantClient, models
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+from ragd.errors import ConfigurationError, IndexMismatch, RagError, StoreError, StoreLocked, StoreUnavailable
+from ragd.settings import StoreSettings
+from ragd.store import payload as pl
+from ragd.store.dir_lock import DirLock
+from ragd.store.manifest_io import (
+    FIX_HINT,
+    METADATA_KEY,
+    check_manifest,
+    manifest_from_dict,
+    manifest_to_dict,
+)
+from ragd.store.search_plan import (
+    EnginePoint,
+    SearchKind,
+    assemble_hits,
+    fusion_weights,
+    scores_by_id,
+    search_kind,
+)
+from ragd.store.tuning import IndexTuning
+from ragd.types import Hit, IndexManifest, PointFilter, SparseVector, StoredChunk, StoreQuery
+
+log = logging.getLogger(__name__)
+
+UPSERT_BATCH = 256
+CONFLICT = 409
+
+
+class QdrantStore:
+    """A store on one collection of a Qdrant server (or of qdrant-client local mode)."""
+
+    def __init__(
+        self,
+        *,
+        url: str | None = None,
+        api_key: str | None = None,
+        path: Path | None = None,
+        collection: str = "ingestion_files",
+        timeout_s: float = 30.0,
+        tuning: IndexTuning | None = None,
+        client_factory: Callable[..., AsyncQdrantClient] = AsyncQdrantClient,
+    ) -> None:
+        if (url is None) == (path is None):
+            raise ConfigurationError("the Qdrant store needs exactly one of url (or ':memory:') and path")
+        self.collection = collection
+        self._where = f"collection {collection!r} at {url or path}"
+        self._connect: dict[str, Any] = (
+            {"location": ":memory:"}
+            if url == ":memory:"
+            else {"path": str(path)}
+            if path is not None
+            else {
+                "url": url,
+                "api_key": api_key,
+                "timeout": max(1, round(timeout_s)),
+                "check_compatibility": False,
+            }
+        )
+        self._client_factory = client_factory
+        self._local = url == ":memory:" or path is not None
+        self._lock = None if path is None else DirLock(path)
+        self._tuning = tuning or IndexTuning()
+        self._client: AsyncQdrantClient | None = None
+        self._dim = 0
+
+    @classmethod
+    def from_settings(cls, settings: StoreSettings) -> QdrantStore:
+        if not settings.url:
+            raise ConfigurationError("store.backend=qdrant needs store.url (a server URL or ':memory:')")
+        return cls(
+            url=settings.url,
+            api_key=settings.api_key,
+            collection=settings.collection,
+            timeout_s=settings.timeout_s,
+        )
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def open(self, manifest: IndexManifest) -> None:
+        if self._client is not None:
+            raise StoreError(f"the store on {self._where} is already open")
+        if self._lock is not None:  # local mode on disk: one process, refused clearly
+            self._lock.acquire()
+        try:
+            with _translated("connect"):
+                client = self._client_factory(**self._connect)
+            try:
+                with _translated("open"):
+                    await self._open_collection(client, manifest)
+            except BaseException:
+                await client.close()
+                raise
+        except BaseException:
+            if self._lock is not None:
+                self._lock.release()
+            raise
+        self._client, self._dim = client, manifest.dense_dim
+
+    async def _open_collection(self, client: AsyncQdrantClient, manifest: IndexManifest) -> None:
+        if not await client.collection_exists(self.collection):
+            await self._create(client, manifest)
+        await self._check_existing(client, manifest)
+        await self._ensure_payload_indexes(client)
+
+    async def _create(self, client: AsyncQdrantClient, manifest: IndexManifest) -> None:
+        t = self._tuning
+        try:
+            await client.create_collection(
+                self.collection,
+                vectors_config={
+                    pl.DENSE_VECTOR: models.VectorParams(
+                        size=manifest.dense_dim, distance=models.Distance.COSINE
+                    )
+                },
+                sparse_vectors_config={
+                    pl.SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)
+                },
+                hnsw_config=models.HnswConfigDiff(
+                    m=t.m,
+                    payload_m=t.payload_m,
+                    ef_construct=t.ef_construct,
+                    full_scan_threshold=t.full_scan_threshold_kb,
+                ),
+                optimizers_config=models.OptimizersConfigDiff(indexing_threshold=t.indexing_threshold_kb),
+                metadata={METADATA_KEY: manifest_to_dict(manifest)},
+            )
+            log.info("created Qdrant collection %s (dense dim %d)", self.collection, manifest.dense_dim)
+        except UnexpectedResponse as exc:
+            if exc.status_code != CONFLICT:
+                raise
+            log.info(
+                "collection %s was created concurrently by another process; checking it", self.collection
+            )
+
+    async def _check_existing(self, client: AsyncQdrantClient, manifest: IndexManifest) -> None:
+        config = (await client.get_collection(self.collection)).config
+        stored = (config.metadata or {}).get(METADATA_KEY)
+        if not isinstance(stored, dict):
+            raise IndexMismatch(
+                f"the {self._where} has no ragd manifest in its metadata (made by another tool, or a Qdrant "
+                "server older than 1.16 that drops collection metadata)",
+                hint=FIX_HINT,
+            )
+        check_manifest(manifest_from_dict(stored, self._where), manifest, self._where)
+        problems = _layout_problems(config.params, manifest.dense_dim)
+        if problems:
+            raise IndexMismatch(
+                f"the {self._where} has another vector layout: " + "; ".join(problems), hint=FIX_HINT
+            )
+
+    async def _ensure_payload_indexes(self, client: AsyncQdrantClient) -> None:
+        existing = (await client.get_collection(self.collection)).payload_schema or {}
+        for index in pl.PAYLOAD_INDEXES:
+            if index.key in existing:
+                continue
+            schema = models.KeywordIndexParams(
+                type=models.KeywordIndexType.KEYWORD, is_tenant=index.is_tenant or None
+            )
+            with warnings.catch_warnings():
+                if self._local:  # local mode warns that indexes are no-ops there; a server uses them
+                    warnings.filterwarnings(
+                        "ignore", message="Payload indexes have no effect", category=UserWarning
+                    )
+                await client.create_payload_index(self.collection, index.key, field_schema=schema, wait=True)
+            log.info("created payload index %s on %s", index.key, self.collection)
+
+    async def optimize(self) -> None:
+        """Nothing to do: a Qdrant server builds indexes by itself (local mode has none)."""
+        self._require_client()
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                await client.close()
+            finally:
+                if self._lock is not None:
+                    self._lock.release()
+
+    async def ready(self) -> bool:
+        if self._client is None:
+            return False
+        try:
+            return await self._client.collection_exists(self.collection)
+        except Exception:  # any failure means "not ready"; the probe must not raise
+            log.warning("Qdrant did not answer on %s", self._where, exc_info=True)
+            return False
+
+    # -- writes --------------------------------------------------------------------------------
+
+    async def upsert(self, chunks: Sequence[StoredChunk]) -> None:
+        client = self._require_client()
+        points = [_to_point(c, self._dim) for c in chunks]
+        for start in range(0, len(points), UPSERT_BATCH):
+            with _translated("upsert"):
+                await client.upsert(self.collection, points[start : start + UPSERT_BATCH], wait=True)
+
+    async def delete(self, flt: PointFilter) -> int:
+        client = self._require_client()
+        qfilter = _qdrant_must(pl.delete_plan(flt))
+        with _translated("delete"):
+            n = (await client.count(self.collection, count_filter=qfilter, exact=True)).count
+            if n:
+                selector = models.FilterSelector(filter=qfilter)
+                await client.delete(self.collection, points_selector=selector, wait=True)
+        return n
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    async def count(self, flt: PointFilter) -> int:
+        client = self._require_client()
+        with _translated("count"):
+            result = await client.count(
+                self.collection, count_filter=_qdrant_filter(pl.filter_plan(flt)), exact=True
+            )
+        return result.count
+
+    async def scroll(
+        self, flt: PointFilter, *, limit: int, offset: str | None = None, with_vectors: bool = False
+    ) -> tuple[list[StoredChunk], str | None]:
+        client = self._require_client()
+        with _translated("scroll"):
+            records, next_id = await client.scroll(
+                self.collection,
+                scroll_filter=_qdrant_filter(pl.filter_plan(flt)),
+                limit=limit,
+                offset=None if offset is None else str(pl.point_uuid(offset)),
+                with_payload=True,
+                with_vectors=with_vectors,
+            )
+        chunks = [_from_record(r.id, r.payload, r.vector) for r in records]
+        return chunks, None if next_id is None else pl.canonical_id(next_id)
+
+    async def search(self, query: StoreQuery) -> list[Hit]:
+        client = self._require_client()
+        kind = search_kind(query)
+        qfilter = _qdrant_filter(pl.filter_plan(query.filter))
+        if kind is not SearchKind.HYBRID:
+            vector, using = _vector(query, kind)
+            with _translated("search"):
+                response = await client.query_points(
+                    self.collection,
+                    query=vector,
+                    using=using,
+                    query_filter=qfilter,
+                    limit=query.limit,
+                    with_payload=True,
+                )
+            return assemble_hits(kind, _rows(response.points))
+        with _translated("search"):
+            fused, dense, sparse = await client.query_batch_points(
+                self.collection, requests=_hybrid_requests(query, qfilter)
+            )
+        return assemble_hits(
+            kind, _rows(fused.points), scores_by_id(_rows(dense.points)), scores_by_id(_rows(sparse.points))
+        )
+
+    async def facet(self, key: str, flt: PointFilter, *, limit: int = 1000) -> dict[str, int]:
+        client = self._require_client()
+        pl.require_indexed(key)
+        with _translated("facet"):
+            response = await client.facet(
+                self.collection,
+                key,
+                facet_filter=_qdrant_filter(pl.filter_plan(flt)),
+                limit=limit,
+                exact=True,
+            )
+        return {str(hit.value): int(hit.count) for hit in response.hits}
+
+    def _require_client(self) -> AsyncQdrantClient:
+        if self._client is None:
+            raise StoreUnavailable(f"the store on {self._where} is not open", hint="call open() first")
+        return self._client
+
+
+def _layout_problems(params: models.CollectionParams, dim: int) -> list[str]:
+    vectors = params.vectors if isinstance(params.vectors, dict) else {}
+    dense = vectors.get(pl.DENSE_VECTOR)
+    sparse = (params.sparse_vectors or {}).get(pl.SPARSE_VECTOR)
+    problems = []
+    if dense is None:
+        problems.append(f"no named dense vector {pl.DENSE_VECTOR!r}")
+    elif dense.size != dim or dense.distance != models.Distance.COSINE:
+        problems.append(
+            f"{pl.DENSE_VECTOR}: index has size {dense.size} {dense.distance.value}, needs {dim} Cosine"
+        )
+    if sparse is None:
+        problems.append(f"no sparse vector {pl.SPARSE_VECTOR!r}")
+    elif sparse.modifier != models.Modifier.IDF:
+        problems.append(f"{pl.SPARSE_VECTOR}: index has modifier {sparse.modifier}, needs idf")
+    return problems
+
+
+def _qdrant_filter(plan: pl.FilterPlan) -> models.Filter | None:
+    return None if plan.is_empty else _qdrant_must(plan)
+
+
+def _qdrant_must(plan: pl.FilterPlan) -> models.Filter:
+    must: list[models.Condition] = []
+    for match in plan.matches:
+        cond: models.Match = (
+            models.MatchValue(value=match.values[0])
+            if len(match.values) == 1
+            else models.MatchAny(any=list(match.values))
+        )
+        must.append(models.FieldCondition(key=match.key, match=cond))
+    if plan.ids is not None:
+        must.append(models.HasIdCondition(has_id=[str(i) for i in plan.ids]))
+    return models.Filter(must=must)
+
+
+def _to_point(chunk: StoredChunk, dim: int) -> models.PointStruct:
+    vectors: dict[str, Any] = {pl.DENSE_VECTOR: pl.require_dense(chunk, dim)}
+    if chunk.sparse is not None:
+        vectors[pl.SPARSE_VECTOR] = _sparse(chunk.sparse)
+    return models.PointStruct(id=str(pl.point_uuid(chunk.id)), vector=vectors, payload=pl.to_payload(chunk))
+
+
+def _sparse(vector: SparseVector) -> models.SparseVector:
+    return models.SparseVector(indices=list(vector.indices), values=[float(v) for v in vector.values])
+
+
+def _from_record(raw_id: object, payload: dict[str, Any] | None, vector: Any) -> StoredChunk:
+    vectors = vector if isinstance(vector, dict) else {}
+    sparse = vectors.get(pl.SPARSE_VECTOR)
+    return pl.from_point(
+        raw_id,
+        payload,
+        dense=vectors.get(pl.DENSE_VECTOR),
+        sparse=None if sparse is None else SparseVector(tuple(sparse.indices), tuple(sparse.values)),
+    )
+
+
+def _vector(query: StoreQuery, kind: SearchKind) -> tuple[Any, str]:
+    if kind is SearchKind.DENSE and query.dense is not None:
+        return [float(x) for x in query.dense], pl.DENSE_VECTOR
+    if kind is SearchKind.SPARSE and query.sparse is not None:
+        return _sparse(query.sparse), pl.SPARSE_VECTOR
+    raise ValueError(f"no {kind.value} vector in the query")
+
+
+def _hybrid_requests(query: StoreQuery, qfilter: models.Filter | None) -> list[models.QueryRequest]:
+    (dense, dense_using), (sparse, sparse_using) = (
+        _vector(query, SearchKind.DENSE),
+        _vector(query, SearchKind.SPARSE),
+    )
+    n = query.prefetch_limit
+    fused = models.QueryRequest(
+        prefetch=[
+            models.Prefetch(query=dense, using=dense_using, filter=qfilter, limit=n),
+            models.Prefetch(query=sparse, using=sparse_using, filter=qfilter, limit=n),
+        ],
+        query=models.RrfQuery(rrf=models.Rrf(k=query.fusion.k, weights=fusion_weights(query))),
+        limit=query.limit,
+        with_payload=True,
+    )
+    return [
+        fused,
+        models.QueryRequest(query=dense, using=dense_using, filter=qfilter, limit=n, with_payload=False),
+        models.QueryRequest(query=sparse, using=sparse_using, filter=qfilter, limit=n, with_payload=False),
+    ]
+
+
+def _rows(points: Sequence[models.ScoredPoint]) -> list[EnginePoint]:
+    return [EnginePoint(p.id, p.score, p.payload) for p in points]
+
+
+@contextlib.contextmanager
+def _translated(what: str) -> Iterator[None]:
+    """Translate qdrant-client's exceptions (server, transport, local mode) into ragd's errors."""
+    try:
+        yield
+    except RagError:
+        raise
+    except (ResponseHandlingException, httpx.TransportError, ConnectionError, TimeoutError) as exc:
+        raise StoreUnavailable(f"Qdrant {what}: the server did not answer ({exc})") from exc
+    except UnexpectedResponse as exc:
+        detail = exc.content.decode("utf-8", "replace")[:500]
+        raise StoreError(f"Qdrant {what} failed: HTTP {exc.status_code} {detail}") from exc
+    except RuntimeError as exc:
+        if "already accessed" in str(exc):
+            raise StoreLocked(
+                f"Qdrant {what}: {exc}", hint="stop the other process or use another path"
+            ) from exc
+        raise StoreError(f"Qdrant {what} failed: {exc}") from exc
+    except (ValueError, KeyError, AssertionError) as exc:  # local mode reports bad requests this way
+        raise StoreError(f"Qdrant {what} failed: {exc}") from exc

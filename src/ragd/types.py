@@ -1,0 +1,276 @@
+"""The one vocabulary of frozen records that flows through ragd.
+
+INGEST  Blob -extract-> Document -chunk-> [Chunk] -embed-> [EmbeddedChunk] -store-> IngestReport
+SEARCH  query -embed-> StoreQuery -store.search-> [Hit] -dedup-> [Hit][:k]
+
+Records are immutable: change one with :func:`dataclasses.replace`.  Pydantic
+lives at the edges (settings, HTTP schemas); these are plain dataclasses.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+DenseVector = npt.NDArray[np.float32]
+
+
+class ParsedEnum(enum.Enum):
+    """An enum whose parse error lists the valid values."""
+
+    @classmethod
+    def parse(cls, value: str | enum.Enum) -> Any:
+        if isinstance(value, cls):
+            return value
+        text = str(value).strip().lower()
+        for member in cls:
+            if member.value == text:
+                return member
+        valid = ", ".join(m.value for m in cls)
+        raise ValueError(f"unknown {cls.__name__} {value!r}; valid values: {valid}")
+
+
+class SearchMode(ParsedEnum):
+    DENSE = "dense"
+    SPARSE = "sparse"
+    HYBRID = "hybrid"
+
+
+class ChunkStrategy(ParsedEnum):
+    TOKEN = "token"
+    MARKDOWN = "markdown"
+    SENTENCE = "sentence"
+    RECURSIVE = "recursive"
+    MANUAL = "manual"
+
+
+class IngestStatus(ParsedEnum):
+    INDEXED = "indexed"
+    UNCHANGED = "unchanged"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Blob:
+    """Raw bytes of one file plus what we know about where it came from.
+
+    Exactly one of ``data`` / ``path`` holds the content; ``path`` lets
+    extractors read large files without copying them into memory.
+    """
+
+    name: str
+    data: bytes | None = None
+    path: Path | None = None
+    mime_type: str | None = None
+
+    def read(self) -> bytes:
+        if self.data is not None:
+            return self.data
+        if self.path is None:
+            raise ValueError("blob has neither data nor path")
+        return self.path.read_bytes()
+
+    @property
+    def suffix(self) -> str:
+        return Path(self.name).suffix.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class PageSpan:
+    """Characters ``[start, end)`` of a document's text come from ``page`` (0-based)."""
+
+    page: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """Extracted text of one file.
+
+    ``text`` is Markdown where the extractor keeps structure (headings,
+    tables), plain text otherwise.  ``pages`` maps character ranges back to
+    0-based page numbers for paged formats (PDF); empty otherwise.
+    """
+
+    text: str
+    extractor: str
+    mime_type: str | None = None
+    pages: tuple[PageSpan, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def page_at(self, offset: int) -> int | None:
+        """The 0-based page holding character ``offset``, or None when unpaged."""
+        for span in self.pages:
+            if span.start <= offset < span.end:
+                return span.page
+        if self.pages and offset >= self.pages[-1].end:
+            return self.pages[-1].page
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A piece of a document's text, characters ``[start, end)`` of it.
+
+    ``headers`` is the heading breadcrumb (outermost first) the chunk sits
+    under; it is prepended to the text that is embedded, never to ``text``.
+    """
+
+    text: str
+    split_id: int
+    start: int
+    end: int
+    headers: tuple[str, ...] = ()
+    page: int | None = None
+
+    @property
+    def breadcrumb(self) -> str:
+        return " > ".join(self.headers)
+
+    def embedding_text(self) -> str:
+        """What the embedder sees: breadcrumb line, then the chunk text."""
+        if self.headers:
+            return f"{self.breadcrumb}\n{self.text}"
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class SparseVector:
+    indices: tuple[int, ...]
+    values: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.indices) != len(self.values):
+            raise ValueError("sparse vector indices and values differ in length")
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.indices
+
+
+@dataclass(frozen=True, slots=True)
+class FileRef:
+    """Which logical file a set of chunks belongs to, and its identity."""
+
+    file_id: str
+    collection_name: str
+    name: str
+    source: str
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    """One point as the store keeps it: id, text, metadata, vectors."""
+
+    id: str
+    content: str
+    meta: Mapping[str, Any]
+    dense: DenseVector | None = None
+    sparse: SparseVector | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentScores:
+    """Raw scores of each retrieval path, for explanation (None: not in that list)."""
+
+    dense: float | None = None
+    sparse: float | None = None
+    fused: float | None = None
+    rerank: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result.
+
+    ``score`` is on ragd's one documented scale (docs/scoring.md): in
+    ``[0, 1]``, higher is more relevant, 1.0 = ranked first by every
+    retrieval path used.  ``scores`` carries the raw component values.
+    """
+
+    id: str
+    content: str
+    meta: Mapping[str, Any]
+    score: float
+    scores: ComponentScores = ComponentScores()
+
+
+@dataclass(frozen=True, slots=True)
+class PointFilter:
+    """The narrow set of filters the use-cases need; adapters translate it.
+
+    Every field is ANDed; ``None`` means "no constraint".
+    """
+
+    collection_names: tuple[str, ...] | None = None
+    file_id: str | None = None
+    ids: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FusionParams:
+    """Reciprocal-rank fusion inside the store: k and one weight per path (dense, sparse)."""
+
+    k: int = 2
+    dense_weight: float = 1.0
+    sparse_weight: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class StoreQuery:
+    """A search the store runs in one call: dense, sparse or both fused."""
+
+    filter: PointFilter
+    limit: int
+    dense: DenseVector | None = None
+    sparse: SparseVector | None = None
+    prefetch_limit: int = 100
+    fusion: FusionParams = FusionParams()
+
+
+@dataclass(frozen=True, slots=True)
+class IndexManifest:
+    """What the vectors in an index were made with; a mismatch is fatal.
+
+    Stored with the data.  ``dense_dim`` is the dense vector size.
+    """
+
+    dense_model: str
+    dense_dim: int
+    query_prefix: str
+    document_prefix: str
+    sparse_model: str
+    chunker_version: str
+    schema_version: int = 1
+
+    def mismatches(self, other: IndexManifest) -> list[str]:
+        """Human-readable differences between two manifests (empty when equal)."""
+        out = []
+        for name in self.__dataclass_fields__:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs:
+                out.append(f"{name}: index has {mine!r}, configuration has {theirs!r}")
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    """Outcome of ingesting one file."""
+
+    source: str
+    status: IngestStatus
+    file_id: str = ""
+    collection_name: str = ""
+    chunks: int = 0
+    code: str | None = None
+    message: str | None = None
+    extractor: str | None = None
+    seconds: float = 0.0

@@ -1,0 +1,154 @@
+"""OnnxDenseEmbedder: the DenseEmbedder contract, prefixes, batching, failures, the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ragd.embed.base import DenseEmbedder
+from ragd.embed.hf_tokenizer import ModelInputs
+from ragd.embed.local_onnx import OnnxDenseEmbedder
+from ragd.embed.model_source import ModelFolder
+from ragd.embed.onnx_runner import open_encoder
+from ragd.errors import ConfigurationError, EmbeddingFailed
+from ragd.settings import PACKAGED_MINILM, EmbeddingSettings
+
+WORDS = ["retrieval", "ranking", "vectors", "chunk", "index", "query", "answer", "model", "token", "passage"]
+
+
+def chunk_text(seed: int, tokens: int) -> str:
+    rng = np.random.default_rng(seed)
+    return " ".join(rng.choice(WORDS, size=tokens))
+
+
+Make = Callable[..., OnnxDenseEmbedder]
+
+
+@pytest.fixture
+async def make_embedder(model_cache: Path) -> AsyncIterator[Make]:
+    """Builds embedders from settings (the graph comes from the session cache) and closes them."""
+    made: list[OnnxDenseEmbedder] = []
+
+    def make(**settings: Any) -> OnnxDenseEmbedder:
+        made.append(OnnxDenseEmbedder.from_settings(EmbeddingSettings(**settings), model_cache))
+        return made[-1]
+
+    yield make
+    for embedder in made:
+        await embedder.aclose()
+
+
+def test_spec_and_tokenizer_describe_the_packaged_model(dense: DenseEmbedder) -> None:
+    assert dense.spec.model == PACKAGED_MINILM
+    assert (dense.spec.dimension, dense.spec.max_tokens) == (384, 256)
+    assert (dense.spec.query_prefix, dense.spec.document_prefix) == ("", "")
+    assert dense.tokenizer is not None
+    assert dense.tokenizer.count("hello world") == 2
+
+
+async def test_vectors_are_unit_float32(dense: DenseEmbedder) -> None:
+    query = await dense.embed_query("what is hybrid search?")
+    (document,) = await dense.embed_documents(["Hybrid search fuses BM25 and dense rankings."])
+    for vector in (query, document):
+        assert vector.dtype == np.float32
+        assert vector.shape == (384,)
+        assert float(np.linalg.norm(vector)) == pytest.approx(1.0, abs=1e-5)
+    assert await dense.embed_documents([]) == []
+
+
+async def test_prefixes_reach_the_model(dense: DenseEmbedder, make_embedder: Make) -> None:
+    prefixed = make_embedder(query_prefix="query: ", document_prefix="passage: ")
+    text = "how do I rotate an API key"
+
+    query = await prefixed.embed_query(text)
+    (document,) = await prefixed.embed_documents([text])
+
+    assert prefixed.spec.query_prefix == "query: "
+    assert prefixed.spec.document_prefix == "passage: "
+    assert float(query @ document) < 0.999
+    np.testing.assert_allclose(query, await dense.embed_query("query: " + text), atol=1e-5)
+    np.testing.assert_allclose(document, (await dense.embed_documents(["passage: " + text]))[0], atol=1e-5)
+
+
+async def test_batching_by_length_keeps_input_order(make_embedder: Make) -> None:
+    embedder = make_embedder(batch_size=3)
+    texts = [chunk_text(seed, tokens) for seed, tokens in enumerate([200, 3, 40, 1, 120, 7, 300, 60])]
+
+    together = await embedder.embed_documents(texts)
+    alone = [(await embedder.embed_documents([text]))[0] for text in texts]
+    backwards = await embedder.embed_documents(texts[::-1])
+
+    for joint, single, reverse in zip(together, alone, backwards[::-1], strict=True):
+        np.testing.assert_allclose(joint, single, atol=1e-5)
+        np.testing.assert_allclose(joint, reverse, atol=1e-5)
+    assert len({vector.tobytes() for vector in together}) == len(texts)
+
+
+async def test_max_tokens_setting_shortens_the_window(dense: DenseEmbedder, make_embedder: Make) -> None:
+    short = make_embedder(max_tokens=32)
+    text = chunk_text(1, 200)
+    cut = text[: dense.tokenizer.token_spans(text)[29][1]] if dense.tokenizer else ""  # 30 + [CLS],[SEP]
+
+    assert short.spec.max_tokens == 32
+    np.testing.assert_allclose(await short.embed_query(text), await dense.embed_query(cut), atol=1e-5)
+    assert float((await short.embed_query(text)) @ (await dense.embed_query(text))) < 0.999
+
+
+def test_max_tokens_beyond_the_model_positions_is_refused(model_cache: Path) -> None:
+    with pytest.raises(ConfigurationError, match="512"):
+        OnnxDenseEmbedder.from_settings(EmbeddingSettings(max_tokens=1024), model_cache)
+
+
+def test_onnxruntime_failure_becomes_embedding_failed(packaged: ModelFolder, model_cache: Path) -> None:
+    encoder = open_encoder(packaged, model_cache, threads=1)
+    out_of_vocabulary = np.array([[101, 10_000_000, 102]], dtype=np.int64)
+    batch = ModelInputs(out_of_vocabulary, np.ones_like(out_of_vocabulary), np.zeros_like(out_of_vocabulary))
+
+    with pytest.raises(EmbeddingFailed, match="onnxruntime"):
+        encoder.encode(batch)
+
+
+async def test_closed_embedder_refuses_work(make_embedder: Make) -> None:
+    embedder = make_embedder()
+    await embedder.aclose()
+    with pytest.raises(EmbeddingFailed, match="closed"):
+        await embedder.embed_query("anything")
+
+
+async def test_event_loop_keeps_ticking_during_a_large_batch(dense: DenseEmbedder) -> None:
+    texts = [chunk_text(seed, 250) for seed in range(24)]
+    gaps: list[float] = []
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        while not done.is_set():
+            started = time.perf_counter()
+            await asyncio.sleep(0.01)
+            gaps.append(time.perf_counter() - started)
+
+    ticking = asyncio.create_task(ticker())
+    started = time.perf_counter()
+    await dense.embed_documents(texts)
+    duration = time.perf_counter() - started
+    done.set()
+    await ticking
+
+    assert len(gaps) >= duration / 0.01 / 4, f"{len(gaps)} ticks in {duration:.2f} s"
+    assert max(gaps) < duration / 4, f"loop stalled {max(gaps):.3f} s of {duration:.2f} s"
+
+
+async def test_a_query_is_served_between_the_batches_of_a_long_ingest(make_embedder: Make) -> None:
+    embedder = make_embedder(batch_size=4)
+    ingest = asyncio.create_task(embedder.embed_documents([chunk_text(seed, 250) for seed in range(12)]))
+    await asyncio.sleep(0)  # the ingest queues its tokenizing job; batches follow one at a time
+
+    await embedder.embed_query("a query while ingesting")
+
+    assert not ingest.done(), "the query should not have waited for the whole ingest"
+    assert len(await ingest) == 12

@@ -1,0 +1,180 @@
+"""What only the embedded Qdrant Edge store does: files on disk, the process lock, optimize()."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ragd.errors import ConfigurationError, IndexMismatch, StoreLocked
+from ragd.settings import StoreSettings
+from ragd.store.edge_store import EdgeStore
+from ragd.store.manifest_io import MANIFEST_FILE
+from ragd.store.tuning import IndexTuning
+from ragd.types import PointFilter, StoreQuery
+
+from .data import DIM, corpus, manifest
+
+CHILD = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    import numpy as np
+    from ragd.store.edge_store import EdgeStore
+    from ragd.types import IndexManifest, StoredChunk
+
+    async def main() -> None:
+        store = EdgeStore(Path(sys.argv[1]))
+        await store.open(IndexManifest(**__MANIFEST__))
+        v = np.ones(__DIM__, dtype=np.float32) / np.sqrt(__DIM__)
+        ids = [f"00000000-0000-0000-0000-{i:012d}" for i in range(10)]
+        meta = {"collection_name": "k"}
+        await store.upsert([StoredChunk(id=i, content="c", meta=meta, dense=v) for i in ids])
+        print("ready", flush=True)
+        sys.stdin.readline()
+        await store.close()
+
+    asyncio.run(main())
+    """
+)
+
+
+def _start_holder(data_dir: Path) -> subprocess.Popen[str]:
+    code = CHILD.replace("__MANIFEST__", repr(_manifest_kwargs()))
+    code = code.replace("__DIM__", str(DIM))
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, str(data_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    if line.strip() != "ready":
+        child.kill()
+        _, err = child.communicate(timeout=10)
+        pytest.fail(f"the holder process did not start: {err}")
+    return child
+
+
+def _manifest_kwargs() -> dict[str, object]:
+    m = manifest()
+    return {name: getattr(m, name) for name in m.__dataclass_fields__}
+
+
+async def test_a_second_process_gets_store_locked_until_the_holder_exits(tmp_path: Path) -> None:
+    child = _start_holder(tmp_path)
+    try:
+        with pytest.raises(StoreLocked, match=rf"another ragd process \(pid {child.pid}\)") as info:
+            await EdgeStore(tmp_path).open(manifest())
+        assert "ragd serve" in str(info.value)
+    finally:
+        child.communicate(input="\n", timeout=30)
+        assert child.returncode == 0
+    store = EdgeStore(tmp_path)
+    await store.open(manifest())
+    assert await store.count(PointFilter()) == 10
+    await store.close()
+
+
+async def test_a_killed_holder_releases_the_lock_and_keeps_its_writes(tmp_path: Path) -> None:
+    child = _start_holder(tmp_path)
+    os.kill(child.pid, signal.SIGKILL)
+    child.communicate(timeout=30)
+    store = EdgeStore(tmp_path)
+    await store.open(manifest())
+    assert await store.count(PointFilter(collection_names=("k",))) == 10
+    await store.close()
+
+
+async def test_files_live_under_data_dir_qdrant_collection(tmp_path: Path) -> None:
+    store = EdgeStore.from_settings(StoreSettings(collection="docs"), tmp_path)
+    await store.open(manifest())
+    await store.close()
+    root = tmp_path / "qdrant" / "docs"
+    assert store.root == root
+    assert json.loads((root / MANIFEST_FILE).read_text())["dense_model"] == manifest().dense_model
+    assert (root / "shard").is_dir()
+
+
+@pytest.mark.parametrize("name", ["", "../escape", "a/b", ".hidden"])
+def test_collection_names_that_are_not_plain_directory_names_are_refused(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ConfigurationError, match="collection name"):
+        EdgeStore(tmp_path, name)
+
+
+async def test_a_shard_without_manifest_is_not_trusted(tmp_path: Path) -> None:
+    store = EdgeStore(tmp_path)
+    await store.open(manifest())
+    await store.close()
+    (store.root / MANIFEST_FILE).unlink()
+    with pytest.raises(IndexMismatch, match=MANIFEST_FILE):
+        await EdgeStore(tmp_path).open(manifest())
+
+
+async def test_a_vector_layout_that_disagrees_with_the_manifest_is_caught(tmp_path: Path) -> None:
+    store = EdgeStore(tmp_path)
+    await store.open(manifest())
+    await store.close()
+    path = store.root / MANIFEST_FILE  # someone hand-edits the manifest: the shard still says 384
+    path.write_text(json.dumps({**_manifest_kwargs(), "dense_dim": 8}))
+    with pytest.raises(IndexMismatch, match="vector size"):
+        await EdgeStore(tmp_path).open(manifest(dense_dim=8))
+
+
+async def test_optimize_builds_the_index_in_the_background_and_search_still_works(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="ragd.store.edge_store")
+    store = EdgeStore(tmp_path, tuning=IndexTuning(indexing_threshold_kb=100, full_scan_threshold_kb=10))
+    await store.open(manifest())
+    data = corpus(files_per_collection=10, chunks_per_file=20)  # 600 points, ~900 KB of vectors
+    await store.upsert(data.chunks)
+    before = (await store.stats())["indexed_vectors"]  # sparse vectors are always indexed
+    first, second = asyncio.create_task(store.optimize()), asyncio.create_task(store.optimize())
+    ticks = 0
+    while not first.done():  # the event loop keeps running while the index builds
+        ticks += 1
+        await asyncio.sleep(0.001)
+    await asyncio.gather(first, second)
+    assert ticks > 0
+    rebuilt = [r for r in caplog.records if "segments rebuilt" in r.getMessage()]
+    assert len(rebuilt) == 1  # the concurrent caller shared the same run
+    assert (await store.stats())["indexed_vectors"] == before + len(data.chunks)  # + the dense HNSW
+    target = data.chunks[123]
+    hits = await store.search(
+        StoreQuery(
+            filter=PointFilter(collection_names=(str(target.meta["collection_name"]),)),
+            limit=3,
+            dense=target.dense,
+        )
+    )
+    assert hits[0].id == target.id
+    await store.optimize()  # nothing left to do: the index stays as it is
+    assert any("nothing to do" in r.getMessage() for r in caplog.records)
+    assert (await store.stats())["indexed_vectors"] == before + len(data.chunks)
+    await store.close()
+
+
+async def test_close_waits_for_a_running_optimize(tmp_path: Path) -> None:
+    store = EdgeStore(tmp_path, tuning=IndexTuning(indexing_threshold_kb=100))
+    await store.open(manifest())
+    await store.upsert(corpus(files_per_collection=10, chunks_per_file=20).chunks)
+    task = asyncio.create_task(store.optimize())
+    await asyncio.sleep(0)
+    await store.close()
+    assert task.done()
+    await task
+    again = EdgeStore(tmp_path)
+    await again.open(manifest())
+    assert await again.count(PointFilter()) == 600
+    await again.close()

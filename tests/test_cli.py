@@ -1,0 +1,87 @@
+"""The command line end to end, in-process through typer's runner, on a temporary data dir."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ragd.cli.app import app
+from tests.conftest import shared_path
+
+
+@pytest.fixture
+def cli(tmp_path: Path, model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("RAGD_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("RAGD_EMBEDDING__CACHE_DIR", str(model_cache))
+    return CliRunner()
+
+
+def write_notes(root: Path) -> Path:
+    folder = root / "notes"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "holidays.md").write_text("# Holidays\n\nStaff get thirty days of paid leave per year.\n")
+    (folder / "sub" / "security.md").write_text(
+        "# Security\n\nRotate the VPN certificates every ninety days.\n"
+    )
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.7 this is not really a pdf")
+    (folder / "blob.bin").write_bytes(bytes(range(256)) * 8)
+    (folder / ".gitignore").write_text("ignored/\n")
+    (folder / "ignored").mkdir()
+    (folder / "ignored" / "secret.md").write_text("# Secret\n\nnot to be indexed")
+    return folder
+
+
+def test_ingest_search_stats_roundtrip(cli: CliRunner, tmp_path: Path) -> None:
+    folder = write_notes(tmp_path)
+    result = cli.invoke(app, ["ingest", str(folder), "-c", "team"])
+    assert result.exit_code == 1, result.output  # two files fail
+    assert "2 indexed" in result.output
+    assert "EXTRACTION_FAILED" in result.output
+    assert "UNSUPPORTED_TYPE" in result.output
+    assert "secret" not in result.output
+
+    again = cli.invoke(app, ["ingest", str(folder / "holidays.md"), "-c", "team"])
+    assert again.exit_code == 0, again.output
+    assert "1 unchanged" in again.output
+
+    found = cli.invoke(app, ["search", "how much paid leave do staff get", "-c", "team", "--json", "-k", "2"])
+    assert found.exit_code == 0, found.output
+    hits = json.loads(found.output)
+    assert hits[0]["meta"]["name"] == "holidays.md"
+    assert hits[0]["score"] == 1.0
+    assert hits[0]["meta"]["collection_name"] == "team"
+
+    other = cli.invoke(app, ["search", "paid leave", "-c", "nobody", "--json"])
+    assert json.loads(other.output) == [], "tenant filter: another collection sees nothing"
+
+    stats = cli.invoke(app, ["stats"])
+    assert stats.exit_code == 0, stats.output
+    assert "team" in stats.output
+    assert "all-MiniLM-L6-v2" in stats.output
+
+
+def test_bad_mode_and_missing_path_are_clear_errors(cli: CliRunner, tmp_path: Path) -> None:
+    bad = cli.invoke(app, ["search", "x", "--mode", "fuzzy"])
+    assert bad.exit_code == 2
+    assert "dense, sparse, hybrid" in bad.output
+    missing = cli.invoke(app, ["ingest", str(tmp_path / "nope")])
+    assert missing.exit_code == 2
+    assert "NOT_FOUND" in missing.output
+
+
+@pytest.mark.slow
+@pytest.mark.shared
+def test_ingest_shared_documents_indexes_every_supported_file(cli: CliRunner) -> None:
+    docs = shared_path("documents")
+    result = cli.invoke(app, ["ingest", str(docs), "-c", "shared"])
+    files = [p for p in docs.iterdir() if p.is_file()]
+    failed_lines = [line for line in result.output.splitlines() if "_" in line and "│" in line]
+    print(result.output)
+    assert result.exit_code in (0, 1), result.output
+    indexed = int(result.output.split(" indexed")[0].split()[-1])
+    assert indexed >= len(files) - 3, "only scanned-without-OCR or unsupported files may fail"
+    if result.exit_code == 1:
+        assert failed_lines, "failures are listed with their codes"
