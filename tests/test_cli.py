@@ -64,9 +64,9 @@ def test_ingest_search_stats_roundtrip(cli: CliRunner, tmp_path: Path) -> None:
 
 
 def test_bad_mode_and_missing_path_are_clear_errors(cli: CliRunner, tmp_path: Path) -> None:
-    bad = cli.invoke(app, ["search", "x", "--mode", "fuzzy"])
+    bad = cli.invoke(app, ["search", "x", "--mode", "fuzzy"], env={"COLUMNS": "300"})
     assert bad.exit_code == 2
-    assert "dense, sparse, hybrid" in bad.output
+    assert "valid values: dense, sparse, hybrid" in " ".join(bad.output.split())
     missing = cli.invoke(app, ["ingest", str(tmp_path / "nope")])
     assert missing.exit_code == 2
     assert "NOT_FOUND" in missing.output

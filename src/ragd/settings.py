@@ -68,7 +68,7 @@ class ChunkSettings(BaseModel):
 
     @field_validator("strategy", mode="before")
     @classmethod
-    def _parse_strategy(cls, v: object) -> ChunkStrategy:
+    def _parse_strategy(cls, v: str | ChunkStrategy) -> ChunkStrategy:
         return ChunkStrategy.parse(v)  # type: ignore[no-any-return]
 
 
@@ -91,7 +91,7 @@ class RetrievalSettings(BaseModel):
 
     @field_validator("mode", mode="before")
     @classmethod
-    def _parse_mode(cls, v: object) -> SearchMode:
+    def _parse_mode(cls, v: str | SearchMode) -> SearchMode:
         return SearchMode.parse(v)  # type: ignore[no-any-return]
 
 

@@ -19,15 +19,13 @@ FENCED_TITLE = "fenced pseudo heading"
 _MARKUP = "#|`~>*+-=_[]!\\"
 
 unicode_words = st.text(
-    alphabet=st.characters(
-        categories=("Lu", "Ll", "Lo", "Nd", "Mn", "So", "Po"), exclude_characters=_MARKUP
-    ),
+    alphabet=st.characters(categories=("Lu", "Ll", "Lo", "Nd", "Mn", "So", "Po"), exclude_characters=_MARKUP),
     min_size=1,
     max_size=12,
 )
 ascii_words = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFG0123456789", min_size=1, max_size=8)
 words = st.one_of(ascii_words, ascii_words, unicode_words)
-spaces = st.sampled_from([" ", " ", " ", " ", "  ", "\t", "\u00a0", "\u3000"])
+spaces = st.sampled_from([" ", " ", " ", " ", "  ", "\t", "\u00a0", "\u3000", "\x0c", "\u2028", "\x85"])
 cells = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6)
 
 
@@ -72,7 +70,9 @@ def table(draw: st.DrawFn) -> list[str]:
 @st.composite
 def block(draw: st.DrawFn) -> tuple[str, list[str]]:
     kind = draw(
-        st.sampled_from(["heading", "setext", "para", "para", "para", "table", "fence", "rule", "long", "list"])
+        st.sampled_from(
+            ["heading", "setext", "para", "para", "para", "table", "fence", "rule", "long", "list"]
+        )
     )
     title = " ".join(draw(st.lists(words, min_size=0, max_size=4)))
     if kind == "heading":
@@ -108,7 +108,9 @@ def documents(draw: st.DrawFn) -> GeneratedDocument:
             tables.append(_table_info(text, lines, newline))
         text += newline.join(lines)
     text += draw(st.sampled_from(["", newline, "  " + newline]))
-    return GeneratedDocument(Document(text=text, extractor="test", pages=draw(pages(len(text)))), tuple(tables))
+    return GeneratedDocument(
+        Document(text=text, extractor="test", pages=draw(pages(len(text)))), tuple(tables)
+    )
 
 
 def _table_info(prefix: str, lines: list[str], newline: str) -> TableInfo:

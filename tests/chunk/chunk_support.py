@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ragd.chunk.base import Chunker
+from ragd.chunk.base import Chunker, TokenCounter
 from ragd.chunk.factory import build_chunker
 from ragd.settings import ChunkSettings
 from ragd.types import Chunk, ChunkStrategy, Document
@@ -72,7 +72,7 @@ class Setup:
     """One chunker configuration under test, with what the invariants need to know."""
 
     strategy: ChunkStrategy
-    counter: MiniLmCounter | WhitespaceCounter
+    counter: TokenCounter
     max_tokens: int
     prefix: str = ""
     token_size: int = 400
@@ -96,16 +96,21 @@ class Setup:
         """The configured overlap after the documented clamping rule."""
         if self.strategy in CHAR_STRATEGIES:
             return min(self.char_overlap, self.char_size // 2)
-        text_tokens = self.max_tokens - SPECIAL_TOKENS - (self.counter.count(self.prefix) if self.prefix else 0)
+        text_tokens = (
+            self.max_tokens - SPECIAL_TOKENS - (self.counter.count(self.prefix) if self.prefix else 0)
+        )
         size = min(self.token_size, text_tokens)
-        overlap = self.token_overlap * size // self.token_size if size < self.token_size else self.token_overlap
+        overlap = (
+            self.token_overlap * size // self.token_size if size < self.token_size else self.token_overlap
+        )
         return min(overlap, size // 2)
 
 
 def uncovered(text: str, chunks: list[Chunk], exempt: Sequence[tuple[int, int]] = ()) -> list[int]:
     """Offsets of non-white-space characters no chunk (nor an exempt span) covers."""
     spans = sorted([(c.start, c.end) for c in chunks] + list(exempt))
-    missing, reached = [], 0
+    missing: list[int] = []
+    reached = 0
     for start, end in [*spans, (len(text), len(text))]:
         missing.extend(i for i in range(reached, start) if not text[i].isspace())
         reached = max(reached, end)

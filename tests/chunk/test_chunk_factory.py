@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from chunk_support import Setup, WhitespaceCounter, check_invariants
+from chunk_support import MiniLmCounter, Setup, WhitespaceCounter, check_invariants
 
 from ragd.chunk.approx_counter import ApproxTokenCounter
+from ragd.chunk.base import TokenCounter
 from ragd.chunk.factory import build_chunker
 from ragd.chunk.window import clamp_token_sizes
 from ragd.errors import ConfigurationError
@@ -31,8 +32,12 @@ def test_clamping_rule(size: int, overlap: int, text_tokens: int, expected: tupl
 
 @pytest.mark.parametrize("prefix", ["", "passage: "])
 @pytest.mark.parametrize("strategy", [ChunkStrategy.TOKEN, ChunkStrategy.MARKDOWN])
-def test_minilm_window_clamps_default_sizes(minilm, strategy: ChunkStrategy, prefix: str) -> None:
-    chunker = build_chunker(ChunkSettings(strategy=strategy), counter=minilm, max_tokens=256, document_prefix=prefix)
+def test_minilm_window_clamps_default_sizes(
+    minilm: MiniLmCounter, strategy: ChunkStrategy, prefix: str
+) -> None:
+    chunker = build_chunker(
+        ChunkSettings(strategy=strategy), counter=minilm, max_tokens=256, document_prefix=prefix
+    )
     text_tokens = 256 - 2 - minilm.count(prefix)
     assert f":size={text_tokens}:overlap={80 * text_tokens // 400}:window={text_tokens}" in chunker.version
     document = Document(text=PROSE, extractor="test")
@@ -44,8 +49,10 @@ def test_minilm_window_clamps_default_sizes(minilm, strategy: ChunkStrategy, pre
     assert min(used) >= 256 - 20, "token chunks should fill the window"
 
 
-def test_versions_encode_strategy_parameters_and_window(minilm) -> None:
-    def version(strategy: str, max_tokens: int = 256, counter=minilm, **params: int) -> str:
+def test_versions_encode_strategy_parameters_and_window(minilm: MiniLmCounter) -> None:
+    def version(
+        strategy: str, max_tokens: int = 256, counter: TokenCounter | None = minilm, **params: int
+    ) -> str:
         settings = ChunkSettings(strategy=strategy, **params)
         return build_chunker(settings, counter=counter, max_tokens=max_tokens, document_prefix="").version
 
@@ -66,27 +73,29 @@ def test_versions_encode_strategy_parameters_and_window(minilm) -> None:
     assert "counter=approx" in version("token", counter=None)
 
 
-def test_character_overlap_is_capped_at_half_the_size(whitespace) -> None:
+def test_character_overlap_is_capped_at_half_the_size(whitespace: WhitespaceCounter) -> None:
     settings = ChunkSettings(strategy="recursive", char_size=200, char_overlap=150)
     chunker = build_chunker(settings, counter=whitespace, max_tokens=512, document_prefix="")
     assert ":size=200:overlap=100:" in chunker.version
 
 
-def test_window_too_small_for_the_prefix_is_a_configuration_error(whitespace) -> None:
+def test_window_too_small_for_the_prefix_is_a_configuration_error(whitespace: WhitespaceCounter) -> None:
     with pytest.raises(ConfigurationError, match="prefix"):
         build_chunker(ChunkSettings(), counter=whitespace, max_tokens=20, document_prefix="a b c d e")
 
 
 @pytest.mark.parametrize("strategy", list(ChunkStrategy))
 def test_every_strategy_works_without_a_local_tokenizer(strategy: ChunkStrategy) -> None:
-    chunker = build_chunker(ChunkSettings(strategy=strategy), counter=None, max_tokens=512, document_prefix="")
+    chunker = build_chunker(
+        ChunkSettings(strategy=strategy), counter=None, max_tokens=512, document_prefix=""
+    )
     document = Document(text="# T\n\n" + PROSE, extractor="test")
     chunks = chunker.chunk(document)
-    approx = Setup(strategy, ApproxTokenCounter(), max_tokens=512)  # type: ignore[arg-type]
+    approx = Setup(strategy, ApproxTokenCounter(), max_tokens=512)
     check_invariants(approx, document, chunks)
 
 
-def test_approximate_counter_does_not_undercount_minilm(minilm) -> None:
+def test_approximate_counter_does_not_undercount_minilm(minilm: MiniLmCounter) -> None:
     samples = [
         PROSE[:2000],
         "Invoice 2024-000123: total 1,234,567.89 EUR, IBAN DE89370400440532013000.",

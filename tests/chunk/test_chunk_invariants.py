@@ -76,13 +76,17 @@ def run(setup: Setup, generated: GeneratedDocument) -> list[Chunk]:
 
 @PROPERTY_SETTINGS
 @given(st.data(), documents(), st.sampled_from(TOKEN_STRATEGIES), st.booleans())
-def test_token_strategies_keep_invariants(data: st.DataObject, generated, strategy, real) -> None:
+def test_token_strategies_keep_invariants(
+    data: st.DataObject, generated: GeneratedDocument, strategy: ChunkStrategy, real: bool
+) -> None:
     run(data.draw(token_setups(strategy, real)), generated)
 
 
 @PROPERTY_SETTINGS
 @given(st.data(), documents(), st.sampled_from(CHAR_STRATEGIES), st.booleans())
-def test_character_strategies_keep_invariants(data: st.DataObject, generated, strategy, real) -> None:
+def test_character_strategies_keep_invariants(
+    data: st.DataObject, generated: GeneratedDocument, strategy: ChunkStrategy, real: bool
+) -> None:
     setup = data.draw(char_setups(strategy, real))
     chunks = run(setup, generated)
     assert all(len(chunk.text) <= setup.char_size for chunk in chunks)
@@ -90,7 +94,9 @@ def test_character_strategies_keep_invariants(data: st.DataObject, generated, st
 
 @PROPERTY_SETTINGS
 @given(documents(), st.integers(64, 300), prefixes, st.booleans())
-def test_manual_strategy_keeps_invariants(generated, max_tokens, prefix, real) -> None:
+def test_manual_strategy_keeps_invariants(
+    generated: GeneratedDocument, max_tokens: int, prefix: str, real: bool
+) -> None:
     counter = minilm_counter() if real else WhitespaceCounter()
     setup = Setup(ChunkStrategy.MANUAL, counter, max_tokens=max_tokens, prefix=prefix)
     chunks = run(setup, generated)
@@ -98,8 +104,8 @@ def test_manual_strategy_keeps_invariants(generated, max_tokens, prefix, real) -
         assert all(chunk.end <= start or chunk.start >= end for chunk in chunks)
 
 
-@PROPERTY_SETTINGS
+@settings(PROPERTY_SETTINGS, max_examples=15)
 @given(documents(), st.sampled_from(list(ChunkStrategy)))
-def test_chunking_is_deterministic(generated, strategy) -> None:
+def test_chunking_is_deterministic(generated: GeneratedDocument, strategy: ChunkStrategy) -> None:
     chunker = Setup(strategy, WhitespaceCounter(), max_tokens=128, token_size=48, char_size=200).build()
     assert chunker.chunk(generated.document) == chunker.chunk(generated.document)

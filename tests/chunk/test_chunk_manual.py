@@ -35,6 +35,7 @@ def test_separator_is_not_matched_inside_a_line() -> None:
 def test_a_marked_piece_larger_than_the_window_is_still_cut() -> None:
     big = " ".join(f"w{i}" for i in range(100))
     pieces = manual(f"small\n---\n{big}\n---\nend", max_tokens=40)
-    assert pieces[0] == "small" and pieces[-1] == "end"
+    assert pieces[0] == "small"
+    assert pieces[-1] == "end"
     assert len(pieces) > 3
     assert " ".join(pieces[1:-1]) == big

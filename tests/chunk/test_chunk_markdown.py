@@ -12,7 +12,9 @@ def words(label: str, n: int) -> str:
 
 
 def chunk(text: str, *, size: int = 40, overlap: int = 0, max_tokens: int = 256) -> list[Chunk]:
-    setup = Setup(ChunkStrategy.MARKDOWN, WhitespaceCounter(), max_tokens, token_size=size, token_overlap=overlap)
+    setup = Setup(
+        ChunkStrategy.MARKDOWN, WhitespaceCounter(), max_tokens, token_size=size, token_overlap=overlap
+    )
     document = Document(text=text, extractor="test")
     chunks = setup.build().chunk(document)
     check_invariants(setup, document, chunks)
@@ -70,7 +72,8 @@ def test_hash_lines_inside_code_fences_are_not_headings() -> None:
     text = (
         "# Real\n\n"
         + words("r", 20)
-        + "\n\n```python\n# just a comment\n## not a heading either\nx = 1\n```\n\n~~~\n# tilde fenced\n~~~\n\n"
+        + "\n\n```python\n# just a comment\n## not a heading either\nx = 1\n```\n\n"
+        + "~~~\n# tilde fenced\n~~~\n\n"
         + words("s", 20)
     )
     chunks = chunk(text, size=200)
@@ -94,7 +97,8 @@ def test_tiny_sibling_sections_merge_but_not_across_parents() -> None:
     text = "# A\n\n## B1\n\nshort b1.\n\n## B2\n\nshort b2.\n\n### C\n\nshort c.\n\n# D\n\n" + words("d", 30)
     chunks = chunk(text, size=40)
     first = chunks[0]
-    assert "## B1" in first.text and "## B2" in first.text
+    assert "## B1" in first.text
+    assert "## B2" in first.text
     assert first.headers == ()
     assert all("# D" not in c.text for c in chunks if "short b1" in c.text)
     assert by_first_line(chunks)["# D"] == ()
@@ -108,7 +112,9 @@ def test_a_tiny_deep_section_does_not_swallow_a_shallower_one() -> None:
 
 
 def test_closing_hashes_and_skipped_levels() -> None:
-    text = "# A #\n\n" + words("a", 20) + "\n\n### C ###\n\n" + words("c", 20) + "\n\n## B\n\n" + words("b", 20)
+    text = (
+        "# A #\n\n" + words("a", 20) + "\n\n### C ###\n\n" + words("c", 20) + "\n\n## B\n\n" + words("b", 20)
+    )
     headers = by_first_line(chunk(text))
     assert headers == {"# A #": (), "### C ###": ("A",), "## B": ("A",)}
 

@@ -20,7 +20,11 @@ def test_setext_headings_need_a_one_line_paragraph() -> None:
 
 
 def test_fences_hide_headings_and_tables() -> None:
-    text = "```\n# no\n| a | b |\n|---|---|\n```\n~~~~\n# no\n```\n# still no\n~~~~\n# yes\n````\n# no (unclosed)\n"
+    text = (
+        "```\n# no\n| a | b |\n|---|---|\n```\n"
+        "~~~~\n# no\n```\n# still no\n~~~~\n"
+        "# yes\n````\n# no (unclosed)\n"
+    )
     layout = parse_layout(text)
     assert [h.title for h in layout.headings] == ["yes"]
     assert layout.tables == ()

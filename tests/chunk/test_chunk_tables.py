@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from chunk_support import CHAR_STRATEGIES, TOKEN_STRATEGIES, Setup, check_invariants
+from chunk_support import (
+    CHAR_STRATEGIES,
+    TOKEN_STRATEGIES,
+    MiniLmCounter,
+    Setup,
+    WhitespaceCounter,
+    check_invariants,
+)
 
 from ragd.types import Chunk, ChunkStrategy, Document
 
@@ -52,7 +59,9 @@ def assert_header_everywhere(chunks: list[Chunk], table_start: int) -> None:
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-def test_500_row_table_is_cut_between_rows_with_header(minilm, strategy: ChunkStrategy) -> None:
+def test_500_row_table_is_cut_between_rows_with_header(
+    minilm: MiniLmCounter, strategy: ChunkStrategy
+) -> None:
     intro = "# Sales\n\nThe table below lists every order.\n\n"
     text = intro + csv_table(500)
     setup = Setup(strategy, minilm, max_tokens=256)
@@ -65,7 +74,7 @@ def test_500_row_table_is_cut_between_rows_with_header(minilm, strategy: ChunkSt
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-def test_only_a_row_bigger_than_the_window_is_split(minilm, strategy: ChunkStrategy) -> None:
+def test_only_a_row_bigger_than_the_window_is_split(minilm: MiniLmCounter, strategy: ChunkStrategy) -> None:
     text = csv_table(40, big_row=20)
     setup = Setup(strategy, minilm, max_tokens=256)
     document = Document(text=text, extractor="test")
@@ -79,7 +88,7 @@ def test_only_a_row_bigger_than_the_window_is_split(minilm, strategy: ChunkStrat
     assert_header_everywhere(chunks, 0)
 
 
-def test_markdown_breadcrumb_ends_with_the_header_row(minilm) -> None:
+def test_markdown_breadcrumb_ends_with_the_header_row(minilm: MiniLmCounter) -> None:
     text = "# Report\n\n## Orders\n\n" + csv_table(200)
     setup = Setup(ChunkStrategy.MARKDOWN, minilm, max_tokens=256)
     chunks = setup.build().chunk(Document(text=text, extractor="test"))
@@ -89,7 +98,7 @@ def test_markdown_breadcrumb_ends_with_the_header_row(minilm) -> None:
     assert all(c.embedding_text().startswith(f"Report > Orders > {HEADER}\n") for c in continued)
 
 
-def test_table_without_separator_keeps_rows_whole_but_has_no_header(whitespace) -> None:
+def test_table_without_separator_keeps_rows_whole_but_has_no_header(whitespace: WhitespaceCounter) -> None:
     text = "\n".join(f"| cell {i} | value {i} |" for i in range(100)) + "\n"
     setup = Setup(ChunkStrategy.TOKEN, whitespace, max_tokens=64, token_size=30, token_overlap=10)
     document = Document(text=text, extractor="test")
@@ -102,7 +111,7 @@ def test_table_without_separator_keeps_rows_whole_but_has_no_header(whitespace) 
     assert all(c.headers == () for c in chunks)
 
 
-def test_row_like_lines_inside_a_code_fence_are_not_a_table(whitespace) -> None:
+def test_row_like_lines_inside_a_code_fence_are_not_a_table(whitespace: WhitespaceCounter) -> None:
     text = "```\n| id | x |\n|---|---|\n" + "".join(f"| {i} | y z |\n" for i in range(50)) + "```\n"
     setup = Setup(ChunkStrategy.TOKEN, whitespace, max_tokens=64, token_size=20, token_overlap=0)
     chunks = setup.build().chunk(Document(text=text, extractor="test"))

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from ragd.extract.router import build_extractor
 
 from ragd.chunk.factory import build_chunker
 from ragd.embed.base import DenseEmbedder, DenseSpec
 from ragd.embed.bm25 import Bm25SparseEmbedder
 from ragd.errors import EmbeddingFailed, ExtractionError, RagError, SparseEmbeddingFailed, StoreError
+from ragd.extract.router import build_extractor
 from ragd.ingest.pipeline import Ingestor
 from ragd.settings import ChunkSettings, ExtractSettings
 from ragd.store.edge_store import EdgeStore
@@ -201,7 +201,7 @@ async def test_concurrent_ingests_of_one_file_are_serialised(rig: Rig, tmp_path:
 
 
 async def test_delete_removes_every_point_of_the_file(rig: Rig) -> None:
-    await rig.ingest(V1)
-    assert await rig.ingestor().delete(REF.file_id) == len(await rig.points())
+    stored = await rig.ingest(V1)
+    assert await rig.ingestor().delete(REF.file_id) == stored
     assert await rig.points() == set()
     assert await rig.ingestor().delete(REF.file_id) == 0

@@ -34,12 +34,13 @@ class TokenIndex:
     """Token start offsets of one document, in order."""
 
     def __init__(self, text: str, spans: Sequence[tuple[int, int]]) -> None:
-        starts = np.fromiter((start for start, _ in spans), dtype=np.int64, count=len(spans))
+        self.starts: list[int] = [start for start, _ in spans]
+        starts = np.array(self.starts, dtype=np.int64)
         if starts.size > 1 and bool(np.any(starts[1:] < starts[:-1])):
             starts.sort()
+            self.starts = starts.tolist()
         self._text = text
         self._starts_np = starts
-        self.starts: list[int] = starts.tolist()
 
     def __len__(self) -> int:
         return len(self.starts)

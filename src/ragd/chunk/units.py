@@ -25,13 +25,15 @@ Span = tuple[int, int]
 TextUnits = Callable[[int, int], list[Span]]
 
 PARAGRAPHS = re.compile(r"\n[ \t]*\n\s*")
-LINES = re.compile(r"\n")
+LINES = re.compile(r"\n\s*")
 SENTENCES = re.compile(r"[.!?…]+[\"'”’)\]]*\s+|[。！？]+[\"'”’」』)\]]*\s*")
 WORDS = re.compile(r"\s+")
 
 #: The recursive strategy's separator ladder (characters come last).
 RECURSIVE_LADDER = (PARAGRAPHS, LINES, SENTENCES, WORDS)
 WORD_LADDER = (WORDS,)
+#: Table pieces: the header block is two lines; a row is one line, cut between words.
+ROW_LADDER = (LINES, WORDS)
 
 
 def split_at(text: str, start: int, end: int, patterns: Sequence[re.Pattern[str]]) -> list[Span]:
@@ -45,16 +47,33 @@ def hard_split(start: int, end: int, fits: Fits) -> list[Span]:
     """``[start, end)`` cut greedily into the longest spans that fit (at least one character each)."""
     out: list[Span] = []
     while start < end:
-        low, high = start + 1, end
-        while low < high:
-            middle = (low + high + 1) // 2
-            if fits(start, middle):
-                low = middle
-            else:
-                high = middle - 1
-        out.append((start, low))
-        start = low
+        stop = longest_fit(start, end, fits)
+        out.append((start, stop))
+        start = stop
     return out
+
+
+def longest_fit(start: int, end: int, fits: Fits) -> int:
+    """The largest ``stop`` in ``(start, end]`` with ``fits(start, stop)`` (at least ``start + 1``).
+
+    Gallops, then bisects, so the cost follows the piece's length, not the span's.
+    """
+    good, width = start + 1, 1
+    while good < end:
+        probe = min(end, start + 2 * width)
+        if not fits(start, probe):
+            bad = probe
+            break
+        good, width = probe, 2 * width
+    else:
+        return good
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        if fits(start, middle):
+            good = middle
+        else:
+            bad = middle
+    return good
 
 
 def decompose(
@@ -81,7 +100,7 @@ def table_units(text: str, table: Table, fits: Fits) -> list[Span]:
     edges = sorted({table.start, *table.row_starts, table.end})
     out: list[Span] = []
     for piece in pairwise(edges):
-        out.extend(decompose(text, piece, fits, WORD_LADDER))
+        out.extend(decompose(text, piece, fits, ROW_LADDER))
     return out
 
 

@@ -1,100 +1,84 @@
-"""Picks the extractor for a file: plain readers for text formats, kreuzberg for the rest."""
+"""The extractor the pipeline calls: checks size, detects the file type, hands it to its reader.
+
+    blob -size check-> bytes -detect (mime.py)-> FileKind -> TextExtractor | CsvExtractor | KreuzbergExtractor
+
+Files over ``ExtractSettings.max_file_bytes`` are refused (:class:`PayloadTooLarge`)
+from their size alone, before they are read; 0-byte files are
+:class:`EmptyDocument`; types without a reader are :class:`UnsupportedType` with
+the list of supported kinds.  :func:`build_extractor` wires the default readers.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import shutil
+from collections.abc import Mapping
 
-import kreuzberg
-
-from ragd.errors import (
-    EmptyDocument,
-    EncryptedDocument,
-    ExtractionError,
-    OcrUnavailable,
-    PayloadTooLarge,
-    UnsupportedType,
-)
+from ragd.errors import EmptyDocument, NotFound, PayloadTooLarge, UnsupportedType
+from ragd.extract.base import Extractor
+from ragd.extract.kreuzberg_extractor import KreuzbergExtractor
+from ragd.extract.mime import FileKind, detect
+from ragd.extract.ocr import OcrCheck
+from ragd.extract.tabular import CsvExtractor
+from ragd.extract.text_extractor import TextExtractor
 from ragd.settings import ExtractSettings
 from ragd.types import Blob, Document
 
-log = logging.getLogger(__name__)
-
-TEXT_SUFFIXES = frozenset(
-    ".txt .md .markdown .rst .py .js .ts .tsx .jsx .java .go .rs .c .h .cpp .hpp .cs .rb .php .sh .sql "
-    ".yaml .yml .toml .ini .cfg .json .css .scss .kt .swift .scala .lua .r .pl .tex .log".split()
-)
-KREUZBERG_SUFFIXES = frozenset(
-    ".pdf .docx .doc .pptx .ppt .xlsx .xls .ods .odt .odp .epub .eml .msg .html .htm .xhtml .xml .nxml "
-    ".csv .tsv .ipynb .rtf .png .jpg .jpeg .tif .tiff .bmp".split()
-)
-SCANNABLE = frozenset(".pdf .png .jpg .jpeg .tif .tiff .bmp".split())
-
-
-def _decode(raw: bytes) -> str:
-    for encoding in ("utf-8", "cp1252"):
-        try:
-            return raw.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-    return raw.decode("utf-8", errors="replace")
+logger = logging.getLogger(__name__)
 
 
 class RoutingExtractor:
-    """Implements :class:`ragd.extract.base.Extractor` by file type."""
+    """An :class:`Extractor` that dispatches on the detected :class:`FileKind`."""
 
     name = "router"
 
-    def __init__(self, settings: ExtractSettings) -> None:
-        self._settings = settings
+    def __init__(self, routes: Mapping[FileKind, Extractor], max_file_bytes: int) -> None:
+        self._routes = dict(routes)
+        self._max_file_bytes = max_file_bytes
 
     def extract(self, blob: Blob) -> Document:
-        size = len(blob.data) if blob.data is not None else (blob.path.stat().st_size if blob.path else 0)
-        if size > self._settings.max_file_bytes:
+        size = blob_size(blob)
+        if size > self._max_file_bytes:
             raise PayloadTooLarge(
-                f"{blob.name}: {size} bytes is over the {self._settings.max_file_bytes} limit"
+                f"{blob.name!r} is {size:,} bytes, over the {self._max_file_bytes:,}-byte limit",
+                hint="raise RAGD_EXTRACT__MAX_FILE_BYTES or split the file",
             )
         if size == 0:
-            raise EmptyDocument(f"{blob.name}: the file is empty")
-        suffix = blob.suffix
-        if suffix in TEXT_SUFFIXES:
-            text = _decode(blob.read())
-            if not text.strip():
-                raise EmptyDocument(f"{blob.name}: the file holds only white space")
-            return Document(text=text, extractor="text", mime_type="text/plain")
-        if suffix not in KREUZBERG_SUFFIXES:
-            kinds = " ".join(sorted(TEXT_SUFFIXES | KREUZBERG_SUFFIXES))
-            raise UnsupportedType(
-                f"{blob.name}: cannot read {suffix or 'files without an extension'}",
-                hint=f"supported: {kinds}",
-            )
-        return self._kreuzberg(blob, suffix)
-
-    def _kreuzberg(self, blob: Blob, suffix: str) -> Document:
-        try:
-            if blob.path is not None:
-                result = kreuzberg.extract_file_sync(blob.path)
-            else:
-                mime = kreuzberg.detect_mime_type_from_bytes(blob.read())
-                result = kreuzberg.extract_bytes_sync(blob.read(), mime)
-        except Exception as exc:
-            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            if "password" in message.lower() or "encrypt" in message.lower():
-                raise EncryptedDocument(f"{blob.name}: the file is password-protected") from exc
-            raise ExtractionError(f"{blob.name}: could not be parsed ({message[:200]})") from exc
-        text = result.content or ""
-        if not text.strip():
-            if suffix in SCANNABLE:
-                if self._settings.ocr == "auto" and shutil.which("tesseract"):
-                    raise ExtractionError(f"{blob.name}: OCR found no text")
-                raise OcrUnavailable(
-                    f"{blob.name}: no text layer (scanned?)",
-                    hint="install Tesseract (apt-get install tesseract-ocr tesseract-ocr-eng) "
-                    "and keep RAGD_EXTRACT__OCR=auto",
-                )
-            raise EmptyDocument(f"{blob.name}: no text found")
-        return Document(text=text, extractor="kreuzberg", mime_type=result.mime_type)
+            raise EmptyDocument(f"{blob.name!r} is empty (0 bytes)", hint="nothing to index")
+        data = _read(blob)
+        file_type = detect(blob.name, blob.mime_type, data)
+        extractor = self._routes.get(file_type.kind)
+        if extractor is None:
+            supported = ", ".join(kind.value for kind in self._routes)
+            message = f"ragd has no reader for {file_type.kind.value} ({blob.name!r})"
+            raise UnsupportedType(message, hint=f"supported: {supported}")
+        logger.debug("extracting %r (%s) with %s", blob.name, file_type.mime, extractor.name)
+        return extractor.extract(dataclasses.replace(blob, data=data, path=None, mime_type=file_type.mime))
 
 
-def build_extractor(settings: ExtractSettings) -> RoutingExtractor:
-    return RoutingExtractor(settings)
+def blob_size(blob: Blob) -> int:
+    """The blob's size in bytes, without reading a file-backed blob."""
+    if blob.data is not None:
+        return len(blob.data)
+    if blob.path is None:
+        raise ValueError("blob has neither data nor path")
+    try:
+        return blob.path.stat().st_size
+    except FileNotFoundError as exc:
+        raise NotFound(f"{str(blob.path)!r} does not exist") from exc
+
+
+def _read(blob: Blob) -> bytes:
+    try:
+        return blob.read()
+    except FileNotFoundError as exc:
+        raise NotFound(f"{blob.name!r} disappeared before it could be read") from exc
+
+
+def build_extractor(settings: ExtractSettings, ocr_check: OcrCheck | None = None) -> RoutingExtractor:
+    """The default readers: plain text and CSV in Python, everything else through kreuzberg."""
+    text, table = TextExtractor(), CsvExtractor()
+    documents = KreuzbergExtractor(settings, ocr_check)
+    routes: dict[FileKind, Extractor] = dict.fromkeys(FileKind, documents)
+    routes.update({FileKind.TEXT: text, FileKind.CSV: table, FileKind.TSV: table})
+    return RoutingExtractor(routes, settings.max_file_bytes)

@@ -5,10 +5,11 @@ run qdrant-client's *local mode*: a pure-Python re-implementation of the
 server API that scans every point and ignores indexes — the reference the
 contract tests compare Qdrant Edge against, not a store to serve from.
 
-The manifest lives in the collection's ``metadata`` (server >= 1.16; open()
-fails with a ConfigurationError on a server that does not keep it).
-Weighted RRF is sent as ``RrfQuery(rrf=Rrf(k, weights))``, which needs a
-server with parametrised RRF.  ``qdrant_client`` is imported here only.
+The manifest lives in the collection's ``metadata`` (a server that does not keep
+collection metadata, before 1.16, fails the open).  Weighted RRF is sent as
+``RrfQuery(rrf=Rrf(k, weights))``, which needs a server with parametrised RRF.
+The client's start-up version probe is off (``check_compatibility=False``):
+open() checks the collection itself.  ``qdrant_client`` is imported here only.
 """
 
 from __future__ import annotations
@@ -53,7 +54,10 @@ CONFLICT = 409
 
 
 class QdrantStore:
-    """A store on one collection of a Qdrant server (or of qdrant-client local mode)."""
+    """A store on one collection of a Qdrant server (or of qdrant-client local mode).
+
+    ``client_factory`` builds the client from the connection keywords; tests pass a
+    recording subclass of AsyncQdrantClient."""
 
     def __init__(
         self,
@@ -70,18 +74,7 @@ class QdrantStore:
             raise ConfigurationError("the Qdrant store needs exactly one of url (or ':memory:') and path")
         self.collection = collection
         self._where = f"collection {collection!r} at {url or path}"
-        self._connect: dict[str, Any] = (
-            {"location": ":memory:"}
-            if url == ":memory:"
-            else {"path": str(path)}
-            if path is not None
-            else {
-                "url": url,
-                "api_key": api_key,
-                "timeout": max(1, round(timeout_s)),
-                "check_compatibility": False,
-            }
-        )
+        self._connect = _connect_args(url, path, api_key, timeout_s)
         self._client_factory = client_factory
         self._local = url == ":memory:" or path is not None
         self._lock = None if path is None else DirLock(path)
@@ -298,6 +291,16 @@ class QdrantStore:
         if self._client is None:
             raise StoreUnavailable(f"the store on {self._where} is not open", hint="call open() first")
         return self._client
+
+
+def _connect_args(
+    url: str | None, path: Path | None, api_key: str | None, timeout_s: float
+) -> dict[str, Any]:
+    if url == ":memory:":
+        return {"location": ":memory:"}
+    if path is not None:
+        return {"path": str(path)}
+    return {"url": url, "api_key": api_key, "timeout": max(1, round(timeout_s)), "check_compatibility": False}
 
 
 def _layout_problems(params: models.CollectionParams, dim: int) -> list[str]:

@@ -1,0 +1,263 @@
+"""kreuzberg 4.10.4 as ragd's document extractor: the one module that imports kreuzberg.
+
+How each kind is read (measured on ../shared/documents, see tests/extract):
+
+* PDF: plain text page by page (kreuzberg's Markdown mode garbles words), cleaned
+  and joined with exact 0-based page spans (:mod:`ragd.extract.paged_text`).  A PDF
+  whose text layer is negligible but which holds images is a scan: it is OCRed page
+  by page when ``ocr == "auto"`` and Tesseract is installed, else
+  :class:`OcrUnavailable` says how to enable OCR.
+* Images: OCR only (same rules).
+* DOCX, PPTX, XLSX/XLS, ODT, EPUB, HTML, IPYNB, JATS: Markdown, which keeps
+  headings (``#``) and tables (``|`` rows; one ``## <sheet>`` section per sheet).
+  PPTX gets its speaker notes back and one page span per slide; HTML loses
+  kreuzberg's broken metadata header; JATS keeps its numeric character references
+  (:mod:`ragd.extract.markup_fixes`).
+* EML: plain text, which keeps the message's line structure; generic XML: plain
+  text (in Markdown mode kreuzberg turns every element name into a heading).
+
+Only local features are used: no cache, chunking, embeddings, keywords, layout
+model or language detection (they would download models or write files).  Every
+call is bounded by ``ExtractSettings.timeout_s`` through kreuzberg's own
+``extraction_timeout_secs``; kreuzberg errors become ragd errors here.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import kreuzberg
+
+from ragd.errors import EmptyDocument, EncryptedDocument, ExtractionError, UnsupportedType
+from ragd.extract.documents import make_document
+from ragd.extract.markup_fixes import inline_char_refs, strip_html_front_matter
+from ragd.extract.mime import FileKind, FileType, file_type_for_mime, file_type_for_name
+from ragd.extract.ocr import OcrCheck, TesseractProbe, ocr_disabled, ocr_unavailable
+from ragd.extract.paged_text import clean_page_text, has_images, is_negligible, join_pages
+from ragd.extract.pptx_notes import read_speaker_notes, with_notes
+from ragd.settings import ExtractSettings
+from ragd.types import Blob, Document, PageSpan
+
+logger = logging.getLogger(__name__)
+
+_PLAIN_KINDS = frozenset({FileKind.PDF, FileKind.EML, FileKind.IMAGE, FileKind.XML})
+_OCR_DPI = 300
+_NON_UTF8_DECLARATION = re.compile(rb"<\?xml[^>]*encoding=[\"'](?!utf-?8)", re.IGNORECASE)
+
+
+class KreuzbergExtractor:
+    """Office, PDF, e-book, markup and image files through kreuzberg."""
+
+    name = "kreuzberg"
+
+    def __init__(self, settings: ExtractSettings, ocr_check: OcrCheck | None = None) -> None:
+        self._settings = settings
+        self._ocr_check = ocr_check or TesseractProbe()
+
+    def extract(self, blob: Blob) -> Document:
+        file_type = file_type_for_mime(blob.mime_type) or file_type_for_name(blob.name)
+        if file_type is None:
+            raise UnsupportedType(f"kreuzberg cannot tell what {blob.name!r} is", hint="give it an extension")
+        call = _Call(blob.name, file_type, self._settings.timeout_s)
+        data = blob.read()
+        if file_type.kind is FileKind.PDF:
+            return self._pdf(call, data)
+        if file_type.kind is FileKind.IMAGE:
+            language = self._require_ocr(call.source)
+            return self._document(call, self._ocr_image(call, data, file_type.mime, language), ocr=True)
+        if file_type.kind is FileKind.PPTX:
+            return self._slides(call, data)
+        if file_type.kind is FileKind.JATS:
+            data = _inline_refs(data)
+        result = self._run(call, data, self._config(call, _format(file_type.kind)))
+        text = result.content.strip()
+        if file_type.kind is FileKind.HTML:
+            text = strip_html_front_matter(text)
+        return self._document(call, text, meta=_meta(result, file_type.kind))
+
+    def _pdf(self, call: _Call, data: bytes) -> Document:
+        pages_config = kreuzberg.PageConfig(extract_pages=True)
+        result = self._run(call, data, self._config(call, "plain", pages=pages_config))
+        page_texts = [clean_page_text(page["content"]) for page in result.pages or []]
+        text, spans = join_pages(page_texts)
+        meta = {**_meta(result, FileKind.PDF), "page_count": len(page_texts)}
+        if not is_negligible(text, len(page_texts)) or not has_images(data):
+            return self._document(call, text, pages=spans, meta=meta)
+        language = self._require_ocr(call.source)
+        logger.info("OCR of %r: %d scanned pages", call.source, len(page_texts))
+        text, spans = join_pages(self._ocr_pdf(call, data, language))
+        return self._document(call, text, pages=spans, meta=meta, ocr=True)
+
+    def _slides(self, call: _Call, data: bytes) -> Document:
+        marker = f"RAGDSLIDE{uuid.uuid4().hex}N"
+        pages_config = kreuzberg.PageConfig(
+            extract_pages=True, insert_page_markers=True, marker_format=f"\n\n{marker}{{page_num}}\n\n"
+        )
+        result = self._run(call, data, self._config(call, "markdown", pages=pages_config))
+        slides = _split_marked(result.content, marker)
+        text, spans = join_pages(with_notes(slides, read_speaker_notes(data)))
+        return self._document(call, text, pages=spans, meta={**_meta(result, FileKind.PPTX), "page_count": len(slides)})
+
+    def _ocr_pdf(self, call: _Call, data: bytes, language: str) -> list[str]:
+        with tempfile.TemporaryDirectory(prefix="ragd-ocr-") as folder:
+            path = Path(folder) / "scan.pdf"
+            path.write_bytes(data)
+            try:
+                with kreuzberg.PdfPageIterator(str(path), dpi=_OCR_DPI) as pages:
+                    return [self._ocr_image(call, png, "image/png", language) for _, png in pages]
+            except (kreuzberg.KreuzbergError, RuntimeError, OSError) as exc:
+                raise _translate(exc, call) from exc
+
+    def _ocr_image(self, call: _Call, data: bytes, mime: str, language: str) -> str:
+        ocr = kreuzberg.OcrConfig(backend="tesseract", language=language)
+        result = self._run(call, data, self._config(call, "plain", ocr=ocr), mime=mime)
+        return result.content.strip()
+
+    def _require_ocr(self, source: str) -> str:
+        """The OCR language, or the error saying why OCR cannot run for ``source``."""
+        language = self._settings.ocr_language
+        if self._settings.ocr == "off":
+            raise ocr_disabled(source)
+        status = self._ocr_check(language)
+        if not status.available:
+            raise ocr_unavailable(source, language, status.reason)
+        if "tesseract" not in kreuzberg.list_ocr_backends():
+            raise ocr_unavailable(source, language, "this kreuzberg build has no Tesseract backend")
+        return language
+
+    def _config(
+        self,
+        call: _Call,
+        output_format: str,
+        *,
+        pages: kreuzberg.PageConfig | None = None,
+        ocr: kreuzberg.OcrConfig | None = None,
+    ) -> kreuzberg.ExtractionConfig:
+        return kreuzberg.ExtractionConfig(
+            use_cache=False,
+            output_format=output_format,
+            pages=pages,
+            ocr=ocr,
+            extraction_timeout_secs=call.seconds_left(),
+        )
+
+    def _run(
+        self, call: _Call, data: bytes, config: kreuzberg.ExtractionConfig, mime: str | None = None
+    ) -> kreuzberg.ExtractionResult:
+        try:
+            result = kreuzberg.extract_bytes_sync(data, mime or call.file_type.mime, config)
+        except (kreuzberg.KreuzbergError, RuntimeError, ValueError, OSError) as exc:
+            raise _translate(exc, call, ocr_language=config.ocr.language if config.ocr else None) from exc
+        for warning in result.processing_warnings:
+            logger.debug("kreuzberg warning for %r: %s: %s", call.source, warning.source, warning.message)
+        return result
+
+    def _document(
+        self,
+        call: _Call,
+        text: str,
+        *,
+        pages: Sequence[PageSpan] = (),
+        meta: dict[str, Any] | None = None,
+        ocr: bool = False,
+    ) -> Document:
+        if ocr and not text.strip():
+            raise EmptyDocument(f"{call.source!r} has no text, and OCR found none either")
+        return make_document(
+            text,
+            extractor=self.name,
+            source=call.source,
+            mime_type=call.file_type.mime,
+            pages=pages,
+            meta={**(meta or {}), "ocr": "tesseract" if ocr else None},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One extraction: what is being read, and its time limit (all kreuzberg calls share it)."""
+
+    source: str
+    file_type: FileType
+    limit_s: float
+    started: float = field(default_factory=time.monotonic)
+
+    def seconds_left(self) -> int:
+        """Whole seconds left for the next kreuzberg call (at least 1); raises when time is up."""
+        left = self.started + self.limit_s - time.monotonic()
+        if left <= 0:
+            raise _timeout(self)
+        return max(1, math.ceil(left))
+
+
+def _format(kind: FileKind) -> str:
+    return "plain" if kind in _PLAIN_KINDS else "markdown"
+
+
+def _split_marked(content: str, marker: str) -> list[str]:
+    """Slide texts from content with ``<marker><n>`` before slide n (1-based)."""
+    parts = re.split(f"{re.escape(marker)}(\\d+)", content)
+    slides: dict[int, str] = {}
+    for number, body in zip(parts[1::2], parts[2::2], strict=True):
+        slides[int(number)] = slides.get(int(number), "") + body
+    if not slides:
+        return [content]
+    ordered = [slides.get(n, "") for n in range(1, max(slides) + 1)]
+    ordered[0] = parts[0] + ordered[0]
+    return ordered
+
+
+def _inline_refs(data: bytes) -> bytes:
+    if _NON_UTF8_DECLARATION.search(data[:512]):
+        return data
+    try:
+        return inline_char_refs(data.decode("utf-8")).encode("utf-8")
+    except UnicodeDecodeError:
+        return data
+
+
+def _meta(result: kreuzberg.ExtractionResult, kind: FileKind) -> dict[str, Any]:
+    """The small, useful part of kreuzberg's metadata (empty values are dropped later)."""
+    found = result.metadata
+    language = found.get("language") if kind is not FileKind.IPYNB else None  # a notebook's is Python
+    return {
+        "title": found.get("title"),
+        "subject": found.get("subject"),
+        "authors": list(found.get("authors") or []),
+        "created_at": found.get("created_at"),
+        "languages": list(result.detected_languages or ([language] if language else [])),
+    }
+
+
+def _translate(exc: BaseException, call: _Call, *, ocr_language: str | None = None) -> ExtractionError:
+    message = str(getattr(exc, "message", exc))[:300]
+    if isinstance(exc, kreuzberg.ExtractionTimeoutError):
+        return _timeout(call)
+    if "password" in message.lower():
+        return EncryptedDocument(
+            f"{call.source!r} is password-protected",
+            hint="remove the password (save an unprotected copy) and ingest it again",
+        )
+    ocr_failed = isinstance(exc, (kreuzberg.OCRError, kreuzberg.MissingDependencyError)) or "OCR" in message
+    if ocr_language is not None and ocr_failed:
+        return ocr_unavailable(call.source, ocr_language, f"kreuzberg's Tesseract failed ({message})")
+    return ExtractionError(
+        f"could not read {call.source!r} as {call.file_type.kind.value}: {message}",
+        hint="the file may be corrupt or truncated: open it in its application and save it again",
+    )
+
+
+def _timeout(call: _Call) -> ExtractionError:
+    return ExtractionError(
+        f"extracting {call.source!r} timed out after {call.limit_s:g} s",
+        hint="raise RAGD_EXTRACT__TIMEOUT_S, or split the file",
+    )
