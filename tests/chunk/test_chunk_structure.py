@@ -30,6 +30,10 @@ def test_fences_hide_headings_and_tables() -> None:
     assert layout.tables == ()
 
 
+def test_inline_triple_backticks_do_not_open_a_fence() -> None:
+    assert titles("```code``` in a line\n# Still a heading\n") == [(1, "Still a heading")]
+
+
 def test_table_with_header_separator_and_rows() -> None:
     text = "intro\n| h1 | h2 |\n|:--|--:|\n| a | b |\r\n| c | d |\nafter\n"
     (table,) = parse_layout(text).tables

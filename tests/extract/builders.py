@@ -75,7 +75,10 @@ def build_pdf(pages: list[str], user_password: str | None = None) -> bytes:
     kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(count))
     file_id = hashlib.md5(repr(pages).encode()).digest()
     key = _rc4_key(user_password, file_id) if user_password is not None else None
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {count} >>".encode()]
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {count} >>".encode(),
+    ]
     for index, text in enumerate(pages):
         content = 4 + 2 * index
         objects.append(
@@ -98,7 +101,9 @@ def build_pdf(pages: list[str], user_password: str | None = None) -> bytes:
 def _rc4_key(user_password: str, file_id: bytes) -> bytes:
     padded = (user_password.encode("latin-1") + _PAD)[:32]
     owner = _owner_entry(padded)
-    return hashlib.md5(padded + owner + _PERMISSIONS.to_bytes(4, "little", signed=True) + file_id).digest()[:5]
+    return hashlib.md5(padded + owner + _PERMISSIONS.to_bytes(4, "little", signed=True) + file_id).digest()[
+        :5
+    ]
 
 
 def _owner_entry(padded_user: bytes) -> bytes:
@@ -109,8 +114,7 @@ def _encrypt_dict(user_password: str, key: bytes) -> bytes:
     owner = _owner_entry((user_password.encode("latin-1") + _PAD)[:32])
     user = rc4(key, _PAD)
     return (
-        f"<< /Filter /Standard /V 1 /R 2 /Length 40 /P {_PERMISSIONS}"
-        f" /O <{owner.hex()}> /U <{user.hex()}> >>"
+        f"<< /Filter /Standard /V 1 /R 2 /Length 40 /P {_PERMISSIONS} /O <{owner.hex()}> /U <{user.hex()}> >>"
     ).encode()
 
 
@@ -141,6 +145,22 @@ def blank_image(width: int = 200, height: int = 260, grey: int = 235) -> tuple[i
     """A featureless grey scan page (no text to find)."""
     rows = b"".join(b"\x00" + bytes([grey]) * width for _ in range(height))
     return width, height, 1, zlib.compress(rows)
+
+
+def build_png(width: int = 64, height: int = 48, grey: int = 235) -> bytes:
+    """A featureless 8-bit greyscale PNG."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    rows = b"".join(b"\x00" + bytes([grey]) * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 def png_image(png: bytes) -> tuple[int, int, int, bytes]:
@@ -196,7 +216,9 @@ def build_docx(blocks: list[tuple[str, object]]) -> bytes:
     for kind, value in blocks:
         if kind == "table":
             rows = "".join(
-                "<w:tr>" + "".join(f"<w:tc><w:p><w:r><w:t>{escape(c)}</w:t></w:r></w:p></w:tc>" for c in row) + "</w:tr>"
+                "<w:tr>"
+                + "".join(f"<w:tc><w:p><w:r><w:t>{escape(c)}</w:t></w:r></w:p></w:tc>" for c in row)
+                + "</w:tr>"
                 for row in value  # type: ignore[attr-defined]
             )
             body.append(f"<w:tbl>{rows}</w:tbl>")
@@ -231,7 +253,10 @@ def build_xlsx(sheets: dict[str, list[list[object]]]) -> bytes:
     parts = {
         "[Content_Types].xml": _content_types(
             {"/xl/workbook.xml": f"{_OOXML}.spreadsheetml.sheet.main+xml"}
-            | {f"/xl/worksheets/sheet{i}.xml": f"{_OOXML}.spreadsheetml.worksheet+xml" for i in range(1, len(names) + 1)}
+            | {
+                f"/xl/worksheets/sheet{i}.xml": f"{_OOXML}.spreadsheetml.worksheet+xml"
+                for i in range(1, len(names) + 1)
+            }
         ),
         "_rels/.rels": _relationships([("officeDocument", "xl/workbook.xml")]),
         "xl/_rels/workbook.xml.rels": _relationships(

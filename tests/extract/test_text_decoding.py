@@ -21,11 +21,17 @@ CHINESE = "这是一个中文文本的例子。我们测试编码。"
         pytest.param(WESTERN.encode(), WESTERN, "utf-8", id="utf-8"),
         pytest.param(b"\xef\xbb\xbf" + WESTERN.encode(), WESTERN, "utf-8-sig", id="utf-8 BOM"),
         pytest.param(WESTERN.encode("utf-16"), WESTERN, "utf-16", id="utf-16 BOM"),
-        pytest.param("Hello wörld, plain".encode("utf-16-le"), "Hello wörld, plain", "utf-16-le", id="utf-16le"),
-        pytest.param("Hello wörld, plain".encode("utf-16-be"), "Hello wörld, plain", "utf-16-be", id="utf-16be"),
+        pytest.param(
+            "Hello wörld, plain".encode("utf-16-le"), "Hello wörld, plain", "utf-16-le", id="utf-16le"
+        ),
+        pytest.param(
+            "Hello wörld, plain".encode("utf-16-be"), "Hello wörld, plain", "utf-16-be", id="utf-16be"
+        ),
         pytest.param(WESTERN.encode("cp1252"), WESTERN, "cp1252", id="cp1252"),
         pytest.param("Café".encode("cp1252"), "Café", "cp1252", id="cp1252 short"),
-        pytest.param("“Hi” – he said… ‘ok’ €".encode("cp1252"), "“Hi” – he said… ‘ok’ €", "cp1252", id="cp1252 quotes"),
+        pytest.param(
+            "“Hi” – he said… ‘ok’ €".encode("cp1252"), "“Hi” – he said… ‘ok’ €", "cp1252", id="cp1252 quotes"
+        ),
         pytest.param(KANJI_CSV.encode("cp932"), KANJI_CSV, "cp932", id="shift-jis kanji only"),
         pytest.param(JAPANESE.encode("shift_jis"), JAPANESE, "cp932", id="shift-jis kana"),
         pytest.param(RUSSIAN.encode("cp1251"), RUSSIAN, "cp1251", id="cp1251"),

@@ -18,7 +18,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_FENCE = re.compile(r" {0,3}(`{3,}(?=[^`]*$)|~{3,})")
 _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
 _TABLE_LINE = re.compile(r" {0,3}\|")

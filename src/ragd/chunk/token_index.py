@@ -58,7 +58,7 @@ class TokenIndex:
         """Per token: does it start a word (text start, or a word break just before it)?"""
         if not self.starts:
             return np.zeros(0, dtype=np.bool_)
-        codes = np.frombuffer(self._text.encode("utf-32-le"), dtype=np.uint32)
+        codes = np.frombuffer(self._text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         break_before = np.ones(len(self._text) + 1, dtype=np.bool_)
         break_before[1:] = np.isin(codes, _BREAK_CODES)
         return break_before[np.clip(self._starts_np, 0, len(self._text))]

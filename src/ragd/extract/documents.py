@@ -38,6 +38,11 @@ def make_document(
     )
 
 
+def normalise_newlines(text: str) -> str:
+    """``\\r\\n`` and lone ``\\r`` become ``\\n``."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def compact_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
     """Only the entries with a value worth storing: drops None, blank strings, empty lists."""
     return {key: clean for key, value in meta.items() if (clean := _clean(value)) is not None}

@@ -38,7 +38,7 @@ from typing import Any
 import kreuzberg
 
 from ragd.errors import EmptyDocument, EncryptedDocument, ExtractionError, UnsupportedType
-from ragd.extract.documents import make_document
+from ragd.extract.documents import make_document, normalise_newlines
 from ragd.extract.markup_fixes import inline_char_refs, strip_html_front_matter
 from ragd.extract.mime import FileKind, FileType, file_type_for_mime, file_type_for_name
 from ragd.extract.ocr import OcrCheck, TesseractProbe, ocr_disabled, ocr_unavailable
@@ -79,7 +79,7 @@ class KreuzbergExtractor:
         if file_type.kind is FileKind.JATS:
             data = _inline_refs(data)
         result = self._run(call, data, self._config(call, _format(file_type.kind)))
-        text = result.content.strip()
+        text = normalise_newlines(result.content).strip()
         if file_type.kind is FileKind.HTML:
             text = strip_html_front_matter(text)
         return self._document(call, text, meta=_meta(result, file_type.kind))
@@ -103,9 +103,11 @@ class KreuzbergExtractor:
             extract_pages=True, insert_page_markers=True, marker_format=f"\n\n{marker}{{page_num}}\n\n"
         )
         result = self._run(call, data, self._config(call, "markdown", pages=pages_config))
-        slides = _split_marked(result.content, marker)
+        slides = _split_marked(normalise_newlines(result.content), marker)
         text, spans = join_pages(with_notes(slides, read_speaker_notes(data)))
-        return self._document(call, text, pages=spans, meta={**_meta(result, FileKind.PPTX), "page_count": len(slides)})
+        return self._document(
+            call, text, pages=spans, meta={**_meta(result, FileKind.PPTX), "page_count": len(slides)}
+        )
 
     def _ocr_pdf(self, call: _Call, data: bytes, language: str) -> list[str]:
         with tempfile.TemporaryDirectory(prefix="ragd-ocr-") as folder:
@@ -120,7 +122,7 @@ class KreuzbergExtractor:
     def _ocr_image(self, call: _Call, data: bytes, mime: str, language: str) -> str:
         ocr = kreuzberg.OcrConfig(backend="tesseract", language=language)
         result = self._run(call, data, self._config(call, "plain", ocr=ocr), mime=mime)
-        return result.content.strip()
+        return normalise_newlines(result.content).strip()
 
     def _require_ocr(self, source: str) -> str:
         """The OCR language, or the error saying why OCR cannot run for ``source``."""

@@ -4,9 +4,10 @@
   lines, and the closing ``---`` turned into a setext heading (``## title: …``).
   :func:`strip_html_front_matter` removes that block; the title is kept in
   ``Document.meta`` instead.
-* The JATS reader drops numeric character references (``Kr&#x000fc;ppel`` comes
-  out as ``Kr ppel``).  :func:`inline_char_refs` replaces them with the characters
-  before kreuzberg parses the XML, except the five that XML syntax needs escaped.
+* The JATS reader drops every entity and character reference (``Kr&#x000fc;ppel``
+  comes out as ``Kr ppel``).  :func:`inline_char_refs` replaces numeric references
+  with their characters before kreuzberg parses the XML, except ``<``, ``&`` and
+  quotes, which XML needs escaped (in text or attributes): those stay lost.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 
 _FRONT_MATTER = re.compile(r"\A---\n(?:[\w.:-]+:[^\n]*\n|\n)*## [\w.:-]+:[^\n]*(?:\n+|\Z)")
 _CHAR_REF = re.compile(r"&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));")
-_KEEP_ESCAPED = frozenset("<>&\"'")
+_KEEP_ESCAPED = frozenset("<&\"'")
 
 
 def strip_html_front_matter(markdown: str) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ragd.extract.documents import normalise_newlines
 from ragd.types import PageSpan
 
 PAGE_SEPARATOR = "\n\n"
@@ -28,7 +29,7 @@ _MIN_CHARS_PER_PAGE = 8
 
 def clean_page_text(raw: str) -> str:
     """One page's text without PDFium's control characters and glyph garbage."""
-    lines = raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = normalise_newlines(raw).split("\n")
     kept = [_clean_line(line) for line in lines if not _garbled(line)]
     return _BLANK_RUNS.sub("\n\n", "\n".join(kept)).strip()
 

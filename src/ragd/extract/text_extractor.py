@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from ragd.errors import ExtractionError
-from ragd.extract.documents import make_document
+from ragd.extract.documents import make_document, normalise_newlines
 from ragd.extract.mime import file_type_for_mime, file_type_for_name
 from ragd.extract.text_decoding import decode_text
 from ragd.types import Blob, Document
@@ -42,11 +42,6 @@ class TextExtractor:
             mime_type=found.mime if found else "text/plain",
             meta={"encoding": decoded.encoding if decoded.encoding != "utf-8" else None},
         )
-
-
-def normalise_newlines(text: str) -> str:
-    """``\\r\\n`` and lone ``\\r`` become ``\\n``."""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _looks_binary(text: str) -> bool:

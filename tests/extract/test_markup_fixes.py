@@ -1,0 +1,33 @@
+"""Repairs of kreuzberg's HTML header and JATS character references (pure functions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragd.extract.markup_fixes import inline_char_refs, strip_html_front_matter
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        ("---\n\n## title: Hi there\n\n# Head\n\nPara one.\n", "# Head\n\nPara one.\n"),
+        ("---\nmeta-description: D\ncanonical: https://x/y\n\n## title: T\n\nx\n", "x\n"),
+        ("---\n\n## meta-description: D\n\nx\n\n---\n\ny\n", "x\n\n---\n\ny\n"),
+        (
+            "# Head\n\n---\n\n## title: kept, not a header\n",
+            "# Head\n\n---\n\n## title: kept, not a header\n",
+        ),
+        ("---\n\nplain paragraph\n", "---\n\nplain paragraph\n"),
+    ],
+)
+def test_only_the_leading_metadata_block_is_removed(markdown: str, expected: str) -> None:
+    assert strip_html_front_matter(markdown) == expected
+
+
+def test_character_references_become_characters_except_xml_specials() -> None:
+    xml = "<p>Kr&#x000fc;ppel &#8212; a&#x0003c;b &#38; c&#x3e;d &#34; &#x1F600; &#1;</p>"
+    assert inline_char_refs(xml) == "<p>Krüppel — a&#x0003c;b &#38; c>d &#34; 😀 &#1;</p>"
+
+
+def test_out_of_range_references_are_left_for_the_parser() -> None:
+    assert inline_char_refs("&#x110000; &#xD800;") == "&#x110000; &#xD800;"
