@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from chunk_support import MiniLmCounter, WhitespaceCounter, minilm_counter
+
+from tests.chunk.chunk_support import MiniLmCounter, WhitespaceCounter, minilm_counter
 
 
 @pytest.fixture(scope="session")

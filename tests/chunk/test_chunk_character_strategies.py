@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from chunk_support import Setup, WhitespaceCounter, check_invariants
-
 from ragd.types import Chunk, ChunkStrategy, Document
+from tests.chunk.chunk_support import Setup, WhitespaceCounter, check_invariants
 
 
 def sentence_text(n: int) -> tuple[str, list[str]]:
@@ -89,3 +88,12 @@ def split_sentences(text: str) -> list[str]:
             current = []
     assert not current, f"chunk ends mid-sentence: {text[-40:]!r}"
     return out
+
+
+def test_overlap_never_exceeds_half_a_chunk_cut_short_by_the_window() -> None:
+    text, _ = sentence_text(80)
+    for strategy in (ChunkStrategy.SENTENCE, ChunkStrategy.RECURSIVE):
+        chunks = run(strategy, text, size=1200, overlap=600, max_tokens=40)
+        for before, after in pairwise(chunks):
+            assert before.end - after.start <= len(before.text) // 2 + 1
+        assert len(chunks) < 2 * len(text) / max(len(c.text) for c in chunks) + 2

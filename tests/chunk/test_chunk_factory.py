@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from chunk_support import MiniLmCounter, Setup, WhitespaceCounter, check_invariants
 
 from ragd.chunk.approx_counter import ApproxTokenCounter
 from ragd.chunk.base import TokenCounter
@@ -12,6 +11,7 @@ from ragd.chunk.window import clamp_token_sizes
 from ragd.errors import ConfigurationError
 from ragd.settings import ChunkSettings
 from ragd.types import ChunkStrategy, Document
+from tests.chunk.chunk_support import MiniLmCounter, Setup, WhitespaceCounter, check_invariants
 
 PROSE = " ".join(f"Sentence number {i} talks about retrieval and chunking." for i in range(400))
 

@@ -8,8 +8,12 @@ carries the header row).
 
 from __future__ import annotations
 
-from chunk_documents import FENCED_TITLE, GeneratedDocument, documents
-from chunk_support import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragd.types import Chunk, ChunkStrategy
+from tests.chunk.chunk_documents import FENCED_TITLE, GeneratedDocument, documents
+from tests.chunk.chunk_support import (
     CHAR_STRATEGIES,
     TOKEN_STRATEGIES,
     Setup,
@@ -18,13 +22,9 @@ from chunk_support import (
     manual_separators,
     minilm_counter,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from ragd.types import Chunk, ChunkStrategy
 
 PROPERTY_SETTINGS = settings(
-    max_examples=30,
+    max_examples=20,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -104,7 +104,7 @@ def test_manual_strategy_keeps_invariants(
         assert all(chunk.end <= start or chunk.start >= end for chunk in chunks)
 
 
-@settings(PROPERTY_SETTINGS, max_examples=15)
+@settings(PROPERTY_SETTINGS, max_examples=10)
 @given(documents(), st.sampled_from(list(ChunkStrategy)))
 def test_chunking_is_deterministic(generated: GeneratedDocument, strategy: ChunkStrategy) -> None:
     chunker = Setup(strategy, WhitespaceCounter(), max_tokens=128, token_size=48, char_size=200).build()

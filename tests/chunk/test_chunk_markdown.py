@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from chunk_support import Setup, WhitespaceCounter, check_invariants
-
 from ragd.types import Chunk, ChunkStrategy, Document
+from tests.chunk.chunk_support import Setup, WhitespaceCounter, check_invariants
 
 
 def words(label: str, n: int) -> str:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from chunk_support import Setup, WhitespaceCounter
 
 from ragd.types import ChunkStrategy, Document, PageSpan
+from tests.chunk.chunk_support import Setup, WhitespaceCounter
 
 
 @pytest.mark.parametrize("strategy", list(ChunkStrategy))

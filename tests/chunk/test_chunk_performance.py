@@ -6,9 +6,9 @@ import random
 import time
 
 import pytest
-from chunk_support import MiniLmCounter, Setup
 
 from ragd.types import ChunkStrategy, Document
+from tests.chunk.chunk_support import MiniLmCounter, Setup
 
 VOCABULARY = (
     "the of and retrieval chunk embedding model window token table header row section paragraph "

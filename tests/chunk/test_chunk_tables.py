@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from chunk_support import (
+
+from ragd.types import Chunk, ChunkStrategy, Document
+from tests.chunk.chunk_support import (
     CHAR_STRATEGIES,
     TOKEN_STRATEGIES,
     MiniLmCounter,
@@ -11,8 +13,6 @@ from chunk_support import (
     WhitespaceCounter,
     check_invariants,
 )
-
-from ragd.types import Chunk, ChunkStrategy, Document
 
 STRATEGIES = (*TOKEN_STRATEGIES, *CHAR_STRATEGIES)
 HEADER = "| id | name | city | amount | note |"

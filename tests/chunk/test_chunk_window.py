@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-from chunk_documents import GeneratedDocument, documents
-from chunk_support import MiniLmCounter, Setup, WhitespaceCounter, check_invariants
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +11,8 @@ from ragd.chunk.approx_counter import ApproxTokenCounter
 from ragd.chunk.context import DocContext
 from ragd.chunk.window import ModelWindow, splits_on_white_space
 from ragd.types import Chunk, ChunkStrategy
+from tests.chunk.chunk_documents import GeneratedDocument, documents
+from tests.chunk.chunk_support import MiniLmCounter, Setup, WhitespaceCounter, check_invariants
 
 
 class LeadingSpaceCounter:
@@ -43,7 +43,7 @@ def test_prefix_without_trailing_space_disables_the_fast_path(minilm: MiniLmCoun
     assert not ModelWindow(minilm, 256, "search_document:").word_by_word
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents(), st.sampled_from(list(ChunkStrategy)), st.integers(40, 200))
 def test_tokenizers_that_are_not_word_by_word_are_checked_exactly(
     generated: GeneratedDocument, strategy: ChunkStrategy, max_tokens: int
@@ -53,7 +53,7 @@ def test_tokenizers_that_are_not_word_by_word_are_checked_exactly(
     check_invariants(setup, generated.document, chunks)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents(), st.data())
 def test_fast_count_equals_the_tokenizer_on_clean_spans(
     minilm: MiniLmCounter, generated: GeneratedDocument, data: st.DataObject

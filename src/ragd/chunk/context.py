@@ -17,6 +17,8 @@ from ragd.chunk.token_index import TokenIndex, is_clean_cut
 from ragd.chunk.window import SPECIAL_TOKENS, Headers, ModelWindow
 from ragd.types import Chunk
 
+#: Characters ``[start, end)`` of the document.
+Span = tuple[int, int]
 #: ``(start, end) -> bool``: may ``text[start:end]`` be one chunk?
 Fits = Callable[[int, int], bool]
 #: The breadcrumb of a chunk starting at a character offset.

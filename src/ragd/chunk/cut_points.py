@@ -4,7 +4,7 @@ Preferred cuts are word starts, except inside a table body where only the
 start of a row is allowed: a row is never split while it fits.  Fallback cuts
 (every word start) are used only when nothing preferred fits in the window,
 that is for a single row or word larger than the window; after them comes a
-cut between any two tokens.
+cut between any two tokens that start at different characters.
 """
 
 from __future__ import annotations
@@ -43,18 +43,18 @@ class CutPoints:
         words = tokens.word_starts
         preferred = words.copy()
         for table in tables:
-            low, high = tokens.first_at(table.start) + 1, tokens.first_at(table.end)
-            if low < high:
-                preferred[low:high] = False
-            for row in table.row_starts:
-                i = tokens.first_at(row)
-                if i < high:
+            first, high = tokens.first_at(table.start), tokens.first_at(table.end)
+            preferred[first + 1 : high] = False
+            for i in (first, high, *(tokens.first_at(row) for row in table.row_starts)):
+                if i < len(preferred):
                     preferred[i] = True
         return cls(np.flatnonzero(preferred).tolist(), np.flatnonzero(words).tolist())
 
-    def end_before(self, current: int, limit: int) -> int:
+    def end_before(self, tokens: TokenIndex, current: int, limit: int) -> int:
         """Where a chunk starting at token ``current`` ends when it may hold tokens up to ``limit``."""
         cut = last_between(self.preferred, current, limit)
         if cut is None:
             cut = last_between(self.fallback, current, limit)
-        return limit if cut is None else cut
+        if cut is None:
+            cut = tokens.cut_before(limit)
+        return cut if cut > current else tokens.next_start(current)

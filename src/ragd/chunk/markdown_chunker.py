@@ -19,10 +19,10 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from ragd.chunk.assemble import assemble
-from ragd.chunk.context import DocContext, Draft, Fits
+from ragd.chunk.context import DocContext, Draft, Fits, Span
 from ragd.chunk.packing import pack_units
 from ragd.chunk.structure import Section
-from ragd.chunk.units import RECURSIVE_LADDER, Span, decompose, structured_units
+from ragd.chunk.units import RECURSIVE_LADDER, decompose, structured_units
 from ragd.chunk.window import Headers, ModelWindow
 from ragd.types import Chunk, Document
 

@@ -2,9 +2,9 @@
 
 Both packers produce :class:`Draft` spans that tile their input (a chunk
 ends where the next one's new text begins) and overlap their neighbour by at
-most ``overlap``: the next chunk starts at the earliest unit (cut) whose
-distance to the previous end is within the overlap, provided the next chunk
-still gains new text.
+most ``overlap`` (and at most half the previous chunk): the next chunk starts
+at the earliest unit (cut) whose distance to the previous end is within the
+overlap, provided the next chunk still gains new text.
 
 Changing these rules changes chunk boundaries: bump every strategy's
 ``ALGORITHM_VERSION`` with them.
@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ragd.chunk.context import DocContext, Draft, Fits, HeadersAt
+from ragd.chunk.context import DocContext, Draft, Fits, HeadersAt, Span
 from ragd.chunk.cut_points import first_between
 
-Span = tuple[int, int]
 #: Size of a span in the unit the overlap is configured in (characters or tokens).
 Measure = Callable[[int, int], int]
 
@@ -43,8 +42,13 @@ def pack_units(
 def _overlap_start(
     units: Sequence[Span], first: int, stop: int, *, fits: Fits, overlap: int, measure: Measure
 ) -> int:
-    """The earliest unit after ``first`` that ends the previous chunk's last ``overlap`` and leaves room."""
+    """The earliest unit after ``first`` within the previous chunk's last ``overlap`` that leaves room.
+
+    The overlap is also held to half the previous chunk, so chunks cut short
+    by the model window still advance by at least half their length.
+    """
     end, following = units[stop - 1][1], units[stop][1]
+    overlap = min(overlap, measure(units[first][0], end) // 2)
     begin = stop
     while (
         begin - 1 > first
@@ -72,9 +76,10 @@ def pack_tokens(
     current = low
     while True:
         reach = limit(current)
-        stop = high if reach >= high else cuts.end_before(current, reach)
+        stop = high if reach >= high else cuts.end_before(tokens, current, reach)
         drafts.append(Draft(offset(current), offset(stop), headers_at(offset(current))))
         if stop >= high:
             return drafts
-        following = first_between(cuts.preferred, max(stop - overlap, current + 1), stop) if overlap else None
+        shared = min(overlap, (stop - current) // 2)
+        following = first_between(cuts.preferred, max(stop - shared, current + 1), stop) if shared else None
         current = following if following is not None and limit(following) > stop else stop

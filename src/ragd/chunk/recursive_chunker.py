@@ -10,17 +10,13 @@ chunk never exceeds the model window either.
 from __future__ import annotations
 
 from ragd.chunk.assemble import assemble
-from ragd.chunk.context import DocContext
+from ragd.chunk.context import DocContext, Span
 from ragd.chunk.packing import pack_units
-from ragd.chunk.units import RECURSIVE_LADDER, Span, decompose, structured_units
+from ragd.chunk.units import RECURSIVE_LADDER, characters, decompose, structured_units
 from ragd.chunk.window import ModelWindow
 from ragd.types import Chunk, Document
 
 ALGORITHM_VERSION = 1
-
-
-def _characters(start: int, end: int) -> int:
-    return end - start
 
 
 class RecursiveChunker:
@@ -42,6 +38,6 @@ class RecursiveChunker:
 
         units = structured_units(text, ctx.layout, (0, len(text)), fits, paragraphs)
         drafts = pack_units(
-            units, fits=fits, overlap=self.overlap, measure=_characters, headers_at=ctx.table_headers_at
+            units, fits=fits, overlap=self.overlap, measure=characters, headers_at=ctx.table_headers_at
         )
         return assemble(document, ctx, drafts, ctx.table_headers_at)

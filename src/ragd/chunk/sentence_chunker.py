@@ -13,9 +13,16 @@ from __future__ import annotations
 import re
 
 from ragd.chunk.assemble import assemble
-from ragd.chunk.context import DocContext, Fits
+from ragd.chunk.context import DocContext, Fits, Span
 from ragd.chunk.packing import pack_units
-from ragd.chunk.units import SENTENCES, WORD_LADDER, Span, decompose, split_at, structured_units
+from ragd.chunk.units import (
+    SENTENCES,
+    WORD_LADDER,
+    characters,
+    decompose,
+    split_at,
+    structured_units,
+)
 from ragd.chunk.window import ModelWindow
 from ragd.types import Chunk, Document
 
@@ -33,10 +40,6 @@ def sentence_units(text: str, span: Span, fits: Fits) -> list[Span]:
     for sentence in split_at(text, span[0], span[1], SENTENCE_BREAKS):
         out.extend(decompose(text, sentence, fits, WORD_LADDER))
     return out
-
-
-def _characters(start: int, end: int) -> int:
-    return end - start
 
 
 class SentenceChunker:
@@ -58,6 +61,6 @@ class SentenceChunker:
 
         units = structured_units(text, ctx.layout, (0, len(text)), fits, sentences)
         drafts = pack_units(
-            units, fits=fits, overlap=self.overlap, measure=_characters, headers_at=ctx.table_headers_at
+            units, fits=fits, overlap=self.overlap, measure=characters, headers_at=ctx.table_headers_at
         )
         return assemble(document, ctx, drafts, ctx.table_headers_at)

@@ -10,7 +10,7 @@ window check corrects.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from functools import cached_property
 
@@ -36,11 +36,14 @@ class TokenIndex:
     def __init__(self, text: str, spans: Sequence[tuple[int, int]]) -> None:
         self.starts: list[int] = [start for start, _ in spans]
         starts = np.array(self.starts, dtype=np.int64)
+        ends = np.array([end for _, end in spans], dtype=np.int64)
         if starts.size > 1 and bool(np.any(starts[1:] < starts[:-1])):
-            starts.sort()
+            order = np.argsort(starts, kind="stable")
+            starts, ends = starts[order], ends[order]
             self.starts = starts.tolist()
         self._text = text
         self._starts_np = starts
+        self._ends_np = ends
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -53,12 +56,34 @@ class TokenIndex:
         """Index of the first token starting at or after character ``offset``."""
         return bisect_left(self.starts, offset)
 
+    def cut_before(self, i: int) -> int:
+        """The first token sharing token ``i``'s start: a chunk can only end before that one.
+
+        (One character may yield several tokens, e.g. a Hangul syllable split into jamo.)
+        """
+        return self.first_at(self.starts[i])
+
+    def next_start(self, i: int) -> int:
+        """The first token starting after token ``i``'s first character."""
+        return bisect_right(self.starts, self.starts[i])
+
     @cached_property
     def word_starts(self) -> npt.NDArray[np.bool_]:
-        """Per token: does it start a word (text start, or a word break just before it)?"""
+        """Per token: does a word break lie between it and the token before (and is its start new)?
+
+        Characters the tokenizer drops (control characters, variation
+        selectors) may sit between the break and the token.
+        """
         if not self.starts:
             return np.zeros(0, dtype=np.bool_)
+        length = len(self._text)
         codes = np.frombuffer(self._text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        break_before = np.ones(len(self._text) + 1, dtype=np.bool_)
-        break_before[1:] = np.isin(codes, _BREAK_CODES)
-        return break_before[np.clip(self._starts_np, 0, len(self._text))]
+        breaks_before = np.zeros(length + 1, dtype=np.int64)
+        np.cumsum(np.isin(codes, _BREAK_CODES), out=breaks_before[1:])
+        starts = np.clip(self._starts_np, 0, length)
+        previous_ends = np.zeros_like(starts)
+        previous_ends[1:] = np.minimum(np.clip(self._ends_np[:-1], 0, length), starts[1:])
+        words = breaks_before[starts] > breaks_before[previous_ends]
+        words[0] = True
+        words[1:] &= starts[1:] != starts[:-1]
+        return words

@@ -17,10 +17,9 @@ import re
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 
-from ragd.chunk.context import Fits
+from ragd.chunk.context import Fits, Span
 from ragd.chunk.structure import Layout, Table
 
-Span = tuple[int, int]
 #: Turns a text span (no tables inside) into units.
 TextUnits = Callable[[int, int], list[Span]]
 
@@ -34,6 +33,11 @@ RECURSIVE_LADDER = (PARAGRAPHS, LINES, SENTENCES, WORDS)
 WORD_LADDER = (WORDS,)
 #: Table pieces: the header block is two lines; a row is one line, cut between words.
 ROW_LADDER = (LINES, WORDS)
+
+
+def characters(start: int, end: int) -> int:
+    """The character measure of a span (for overlaps configured in characters)."""
+    return end - start
 
 
 def split_at(text: str, start: int, end: int, patterns: Sequence[re.Pattern[str]]) -> list[Span]:

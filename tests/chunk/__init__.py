@@ -1,0 +1,1 @@
+"""Tests of the chunking layer (src/ragd/chunk)."""
