@@ -10,11 +10,14 @@ upserts it through :class:`ragd.store.edge_store.EdgeStore`, times
 * hybrid with component scores (what ``EdgeStore.search`` runs: a batch of 3)
 * the same two for a three-tenant filter and for no filter
 
-plus HNSW recall@10 of the tenant-filtered dense search against exact numpy.
+plus recall@10 of the tenant-filtered dense search against exact numpy, with the
+engine's defaults, with ACORN (ragd's default), with a larger ``hnsw_ef``, and exact.
 
     python bench/store_latency.py                      # 100k points, default tuning
     python bench/store_latency.py --m 0                # the reference ingestion-service's m=0
     python bench/store_latency.py --payload-m 0        # no per-tenant links
+    python bench/store_latency.py --tenants 5          # 20k-point tenants
+    python bench/store_latency.py --full-scan-kb 10000 # Qdrant's default exact-scan threshold
 """
 
 from __future__ import annotations
@@ -139,7 +142,7 @@ def recall_at_10(store_hits: list[list[str]], corpus: Corpus, qs: list[tuple[int
 
 
 async def run(args: argparse.Namespace) -> None:
-    tuning = IndexTuning(m=args.m, payload_m=args.payload_m)
+    tuning = IndexTuning(m=args.m, payload_m=args.payload_m, full_scan_threshold_kb=args.full_scan_kb)
     print(f"data={args.data} points={args.points} tenants={args.tenants}")
     corpus = make_corpus(args.points, args.tenants, args.clusters, args.seed, args.data)
     data = chunks(corpus)
@@ -163,7 +166,8 @@ async def report(store: EdgeStore, corpus: Corpus, args: argparse.Namespace) -> 
 
     def fused_only(q: StoreQuery) -> Callable[[], Awaitable[object]]:
         flt = edge_store._edge_filter(filter_plan(q.filter))
-        request = edge_store._hybrid_requests(q, flt)[0]
+        params = edge_store._dense_params(store._tuning, filtered=flt is not None)
+        request = edge_store._hybrid_requests(q, flt, params)[0]
         return lambda: store._run(lambda: shard.query(request))
 
     three = PointFilter(collection_names=tuple(f"t{i}" for i in range(3)))
@@ -187,13 +191,19 @@ async def report(store: EdgeStore, corpus: Corpus, args: argparse.Namespace) -> 
     for name, values in samples.items():
         p50, p99 = percentiles(values[5:])  # the first few warm caches up
         print(f"{name:46s} p50 {p50:7.2f} ms   p99 {p99:7.2f} ms")
-    await ef_sweep(store, corpus, qs)
+    await params_sweep(store, corpus, qs)
 
 
-async def ef_sweep(store: EdgeStore, corpus: Corpus, qs: list[tuple[int, StoreQuery]]) -> None:
-    """Recall@10 and latency of the tenant-filtered dense search for a few search-time ``hnsw_ef``."""
+async def params_sweep(store: EdgeStore, corpus: Corpus, qs: list[tuple[int, StoreQuery]]) -> None:
+    """Recall@10 and latency of the tenant-filtered dense search under a few search parameters."""
     shard = store._require_shard()
-    for ef in (None, 64, 128, 256):
+    sweep = {
+        "HNSW, engine defaults": None,
+        "HNSW + ACORN (ragd's default)": qe.SearchParams(acorn=qe.AcornSearchParams(enable=True)),
+        "HNSW, hnsw_ef=256": qe.SearchParams(hnsw_ef=256),
+        "exact": qe.SearchParams(exact=True),
+    }
+    for name, params in sweep.items():
         hits, samples = [], []
         for _, q in qs:
             assert q.dense is not None
@@ -201,7 +211,7 @@ async def ef_sweep(store: EdgeStore, corpus: Corpus, qs: list[tuple[int, StoreQu
                 limit=10,
                 query=qe.Query.Nearest(q.dense.tolist(), using="text-dense"),
                 filter=edge_store._edge_filter(filter_plan(q.filter)),
-                params=None if ef is None else qe.SearchParams(hnsw_ef=ef),
+                params=params,
             )
             start = time.perf_counter()
             points = await store._run(lambda r=request: shard.query(r))  # type: ignore[misc]
@@ -209,9 +219,7 @@ async def ef_sweep(store: EdgeStore, corpus: Corpus, qs: list[tuple[int, StoreQu
             hits.append([str(p.id) for p in points])
         p50, p99 = percentiles(samples[5:])
         recall = recall_at_10(hits, corpus, qs)
-        print(
-            f"dense 1 tenant hnsw_ef={ef!s:5s} recall@10 {recall:.3f}  p50 {p50:6.2f} ms  p99 {p99:6.2f} ms"
-        )
+        print(f"dense 1 tenant, {name:30s} recall@10 {recall:.3f}  p50 {p50:6.2f} ms  p99 {p99:6.2f} ms")
 
 
 def _replace(q: StoreQuery, **changes: object) -> StoreQuery:
@@ -228,6 +236,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--m", type=int, default=IndexTuning().m)
     parser.add_argument("--payload-m", type=int, default=IndexTuning().payload_m)
+    parser.add_argument("--full-scan-kb", type=int, default=IndexTuning().full_scan_threshold_kb)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--data", choices=("lowrank", "isotropic"), default="lowrank")
     parser.add_argument("--tmp", type=Path, default=None, help="where the temporary shard goes")

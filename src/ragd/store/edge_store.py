@@ -202,13 +202,18 @@ class EdgeStore:
         shard = self._require_shard()
         kind = search_kind(query)
         edge_filter = _edge_filter(pl.filter_plan(query.filter))
+        params = _dense_params(self._tuning, filtered=edge_filter is not None)
         if kind is not SearchKind.HYBRID:
             request = qe.QueryRequest(
-                limit=query.limit, query=_nearest(query, kind), filter=edge_filter, with_payload=True
+                limit=query.limit,
+                query=_nearest(query, kind),
+                filter=edge_filter,
+                params=params if kind is SearchKind.DENSE else None,
+                with_payload=True,
             )
             rows = await self._run(_engine_call(lambda: shard.query(request), "search"))
             return assemble_hits(kind, _rows(rows))
-        batch = qe.QueryBatchRequest(_hybrid_requests(query, edge_filter))
+        batch = qe.QueryBatchRequest(_hybrid_requests(query, edge_filter, params))
         fused, dense, sparse = await self._run(_engine_call(lambda: shard.query_batch(batch), "search"))
         return assemble_hits(kind, _rows(fused), scores_by_id(_rows(dense)), scores_by_id(_rows(sparse)))
 
@@ -333,13 +338,22 @@ def _nearest(query: StoreQuery, kind: SearchKind) -> Any:
     raise ValueError(f"no {kind.value} vector in the query")
 
 
-def _hybrid_requests(query: StoreQuery, edge_filter: qe.Filter | None) -> list[qe.QueryRequest]:
+def _dense_params(tuning: IndexTuning, *, filtered: bool) -> qe.SearchParams | None:
+    acorn = qe.AcornSearchParams(enable=True) if tuning.acorn and filtered else None
+    if acorn is None and tuning.hnsw_ef is None:
+        return None
+    return qe.SearchParams(hnsw_ef=tuning.hnsw_ef, acorn=acorn)
+
+
+def _hybrid_requests(
+    query: StoreQuery, edge_filter: qe.Filter | None, params: qe.SearchParams | None
+) -> list[qe.QueryRequest]:
     dense, sparse = _nearest(query, SearchKind.DENSE), _nearest(query, SearchKind.SPARSE)
     n = query.prefetch_limit
     fused = qe.QueryRequest(
         limit=query.limit,
         prefetches=[
-            qe.Prefetch(limit=n, query=dense, filter=edge_filter),
+            qe.Prefetch(limit=n, query=dense, filter=edge_filter, params=params),
             qe.Prefetch(limit=n, query=sparse, filter=edge_filter),
         ],
         query=qe.Fusion.Rrf(k=query.fusion.k, weights=fusion_weights(query)),  # type: ignore[arg-type]
@@ -347,7 +361,7 @@ def _hybrid_requests(query: StoreQuery, edge_filter: qe.Filter | None) -> list[q
     )
     return [
         fused,
-        qe.QueryRequest(limit=n, query=dense, filter=edge_filter, with_payload=False),
+        qe.QueryRequest(limit=n, query=dense, filter=edge_filter, params=params, with_payload=False),
         qe.QueryRequest(limit=n, query=sparse, filter=edge_filter, with_payload=False),
     ]
 

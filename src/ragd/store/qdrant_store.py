@@ -254,6 +254,8 @@ class QdrantStore:
         client = self._require_client()
         kind = search_kind(query)
         qfilter = _qdrant_filter(pl.filter_plan(query.filter))
+        # local mode searches exactly and warns about search params: send none there
+        params = None if self._local else _dense_params(self._tuning, filtered=qfilter is not None)
         if kind is not SearchKind.HYBRID:
             vector, using = _vector(query, kind)
             with _translated("search"):
@@ -262,13 +264,14 @@ class QdrantStore:
                     query=vector,
                     using=using,
                     query_filter=qfilter,
+                    search_params=params if kind is SearchKind.DENSE else None,
                     limit=query.limit,
                     with_payload=True,
                 )
             return assemble_hits(kind, _rows(response.points))
         with _translated("search"):
             fused, dense, sparse = await client.query_batch_points(
-                self.collection, requests=_hybrid_requests(query, qfilter)
+                self.collection, requests=_hybrid_requests(query, qfilter, params)
             )
         return assemble_hits(
             kind, _rows(fused.points), scores_by_id(_rows(dense.points)), scores_by_id(_rows(sparse.points))
@@ -369,7 +372,16 @@ def _vector(query: StoreQuery, kind: SearchKind) -> tuple[Any, str]:
     raise ValueError(f"no {kind.value} vector in the query")
 
 
-def _hybrid_requests(query: StoreQuery, qfilter: models.Filter | None) -> list[models.QueryRequest]:
+def _dense_params(tuning: IndexTuning, *, filtered: bool) -> models.SearchParams | None:
+    acorn = models.AcornSearchParams(enable=True) if tuning.acorn and filtered else None
+    if acorn is None and tuning.hnsw_ef is None:
+        return None
+    return models.SearchParams(hnsw_ef=tuning.hnsw_ef, acorn=acorn)
+
+
+def _hybrid_requests(
+    query: StoreQuery, qfilter: models.Filter | None, params: models.SearchParams | None
+) -> list[models.QueryRequest]:
     (dense, dense_using), (sparse, sparse_using) = (
         _vector(query, SearchKind.DENSE),
         _vector(query, SearchKind.SPARSE),
@@ -377,7 +389,7 @@ def _hybrid_requests(query: StoreQuery, qfilter: models.Filter | None) -> list[m
     n = query.prefetch_limit
     fused = models.QueryRequest(
         prefetch=[
-            models.Prefetch(query=dense, using=dense_using, filter=qfilter, limit=n),
+            models.Prefetch(query=dense, using=dense_using, filter=qfilter, params=params, limit=n),
             models.Prefetch(query=sparse, using=sparse_using, filter=qfilter, limit=n),
         ],
         query=models.RrfQuery(rrf=models.Rrf(k=query.fusion.k, weights=fusion_weights(query))),
@@ -386,7 +398,9 @@ def _hybrid_requests(query: StoreQuery, qfilter: models.Filter | None) -> list[m
     )
     return [
         fused,
-        models.QueryRequest(query=dense, using=dense_using, filter=qfilter, limit=n, with_payload=False),
+        models.QueryRequest(
+            query=dense, using=dense_using, filter=qfilter, params=params, limit=n, with_payload=False
+        ),
         models.QueryRequest(query=sparse, using=sparse_using, filter=qfilter, limit=n, with_payload=False),
     ]
 

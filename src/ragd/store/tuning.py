@@ -1,22 +1,25 @@
-"""HNSW and optimiser settings shared by both adapters, and why.
+"""HNSW, optimiser and search settings shared by both adapters, and why.
 
-Searches are almost always filtered to a few tenants (``meta.collection_name``,
-an ``is_tenant`` keyword index), sometimes to one file, sometimes not at all.
+Searches are almost always filtered to one or a few tenants
+(``meta.collection_name``, an ``is_tenant`` keyword index), sometimes to one
+file, rarely not at all.  Measured with ``bench/store_latency.py`` (100k
+384-d points, Qdrant Edge 0.9.0, 2 busy cores; docs/payload.md has the table):
 
-* ``m=16`` keeps the global graph, so unfiltered and many-tenant searches stay
-  on HNSW.  (The reference ingestion-service uses ``m=0``: no global graph,
-  so every search without a tenant filter is a full scan.)
-* ``payload_m=16`` adds per-value links for indexed keyword keys, so a search
-  filtered to one tenant walks that tenant's sub-graph instead of a global
-  graph where most neighbours are filtered out.
-* ``full_scan_threshold_kb=10_000`` (~6.5k 384-d vectors): a filter matching
-  fewer points than that is answered exactly from the payload index, which is
-  faster than HNSW at that size and has perfect recall.
+* ``m=16`` keeps the global graph.  ``m=0`` (the reference ingestion-service's
+  choice) builds only per-tenant graphs: a search over two tenants or none then
+  had recall@10 0.52 / 0.32 — wrong answers, not just slow ones.
+* ``payload_m=16`` adds per-tenant links; it made no measurable difference to
+  filtered recall on synthetic data, and costs little to build.
+* ``full_scan_threshold_kb=40_000``: a filter whose matches hold less than
+  ~40 MB of vectors (~26k 384-d, ~10k 1024-d) is answered exactly from the
+  payload index.  Filtered HNSW on a 20k-point tenant reached only recall@10
+  0.67 (0.80 with ACORN) while the exact scan took ~3.5 ms with recall 1.0;
+  Qdrant's default (10 MB) sends such tenants to HNSW.
+* ``acorn=True``: ACORN for filtered dense searches that do use HNSW (e.g. a
+  union of large tenants); the engine applies it only to selective filters.
 * ``indexing_threshold_kb=10_000``: segments smaller than that stay plain
-  (exact); bigger ones get HNSW when the optimiser runs.  Edge builds indexes
-  only in ``optimize()``, which the ingest use-case calls after a batch.
-
-Measured with ``bench/store_latency.py`` (see docs/payload.md for numbers).
+  (exact).  Edge builds HNSW only in ``optimize()`` (~2 minutes for 100k points
+  on 2 cores), which the ingest use-case calls after a batch.
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ class IndexTuning:
     m: int = 16
     payload_m: int = 16
     ef_construct: int = 100
-    full_scan_threshold_kb: int = 10_000
+    full_scan_threshold_kb: int = 40_000
     indexing_threshold_kb: int = 10_000
     max_indexing_threads: int = 0  # 0: the engine picks (all cores)
+    # search time
+    acorn: bool = True  # ACORN for filtered dense searches (the engine uses it for selective filters)
+    hnsw_ef: int | None = None  # None: the engine's default
