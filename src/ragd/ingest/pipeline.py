@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 
@@ -67,24 +67,26 @@ class Ingestor:
         """Index one file (skipped when its bytes and pipeline are unchanged, unless ``force``)."""
         async with self._locks.hold(ref.file_id):
             file_hash = await asyncio.to_thread(blob_hash, blob)
-            existing = await self._existing(ref)
-            if not force and is_current(existing, file_hash=file_hash, version=self.version):
-                return Outcome(IngestStatus.UNCHANGED, len(existing))
-            document = await asyncio.to_thread(self._extractor.extract, blob)
-            points = await self._points(ref, document, file_hash)
-            await self._replace(existing, points)
-            return Outcome(IngestStatus.INDEXED, len(points), document.extractor)
+            return await self._index(
+                ref, file_hash, lambda: asyncio.to_thread(self._extractor.extract, blob), force=force
+            )
 
     async def ingest_document(self, document: Document, ref: FileRef, *, force: bool = False) -> Outcome:
         """Index text that is already extracted (evaluation corpora, API text)."""
         async with self._locks.hold(ref.file_id):
-            file_hash = sha256_hex(document.text)
-            existing = await self._existing(ref)
-            if not force and is_current(existing, file_hash=file_hash, version=self.version):
-                return Outcome(IngestStatus.UNCHANGED, len(existing))
-            points = await self._points(ref, document, file_hash)
-            await self._replace(existing, points)
-            return Outcome(IngestStatus.INDEXED, len(points), document.extractor)
+            return await self._index(ref, sha256_hex(document.text), lambda: _ready(document), force=force)
+
+    async def _index(
+        self, ref: FileRef, file_hash: str, load: Callable[[], Awaitable[Document]], *, force: bool
+    ) -> Outcome:
+        """Skip an unchanged file, else load its document and replace its points (lock held)."""
+        existing = await self._existing(ref)
+        if not force and is_current(existing, file_hash=file_hash, version=self.version):
+            return Outcome(IngestStatus.UNCHANGED, len(existing))
+        document = await load()
+        points = await self._points(ref, document, file_hash)
+        await self._replace(existing, points)
+        return Outcome(IngestStatus.INDEXED, len(points), document.extractor)
 
     async def delete(self, file_id: str, collection_name: str | None = None) -> int:
         """Remove a file's points (in one collection, or in all); returns how many."""
@@ -129,6 +131,10 @@ class Ingestor:
         stale = tuple(sorted(old_ids - new_ids))
         if stale:
             await self._store.delete(PointFilter(ids=stale))
+
+
+async def _ready(document: Document) -> Document:
+    return document
 
 
 def failure_report(source: str, ref: FileRef | None, exc: BaseException, seconds: float) -> IngestReport:

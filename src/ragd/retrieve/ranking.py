@@ -9,7 +9,8 @@ BM25, RRF) stay in ``Hit.scores``.
 
 Qdrant's weighted RRF, measured on the engine: a path with weight ``w`` adds
 ``1 / (k - 1 + (rank + 1) / w)`` for a hit at 0-based ``rank`` (``w = 1``
-gives the textbook ``1 / (k + rank)``); a weight of 0 adds nothing.
+gives the textbook ``1 / (k + rank)``); a weight of 0 adds nothing.  The engine
+formula itself lives in :mod:`ragd.store.fusion_formula`, checked against both engines.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from ragd.store.fusion_formula import rrf_contribution, rrf_max_score
 from ragd.types import FusionParams, Hit, SearchMode
 
 _SPACE = re.compile(r"\s+")
@@ -25,14 +27,12 @@ _SPACE = re.compile(r"\s+")
 
 def rrf_term(rank: int, k: int, weight: float = 1.0) -> float:
     """What one path contributes to a hit's fused score at 0-based ``rank``."""
-    if weight <= 0:
-        return 0.0
-    return 1.0 / (k - 1 + (rank + 1) / weight)
+    return rrf_contribution(rank + 1, k, weight)
 
 
 def rrf_max(k: int, weights: Iterable[float]) -> float:
     """The fused score of a hit ranked first by every path."""
-    return sum(rrf_term(0, k, w) for w in weights)
+    return rrf_max_score(k, list(weights))
 
 
 def normalise_scores(hits: Sequence[Hit], mode: SearchMode, fusion: FusionParams) -> list[Hit]:
