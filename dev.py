@@ -53,8 +53,8 @@ def env() -> dict[str, str]:
 
 def test(extra: list[str]) -> None:
     e = env()
-    run(BIN / "ruff", "check", "src", "tests", "bench", "dev.py", env=e)
-    run(BIN / "ruff", "format", "--check", "src", "tests", "bench", "dev.py", env=e)
+    run(BIN / "ruff", "check", "src", "tests", "bench", "tools", "dev.py", env=e)
+    run(BIN / "ruff", "format", "--check", "src", "tests", "bench", "tools", "dev.py", env=e)
     run(BIN / "mypy", env=e)
     run(BIN / "lint-imports", env=e)
     run(PY, "-m", "pytest", *extra, env=e)

@@ -31,7 +31,9 @@ async def one_round(corpus_dir: Path, work: Path, round_no: int) -> tuple[float,
     files = collect([corpus_dir])
     async with open_services(settings) as services:
         started = time.perf_counter()
-        reports = await ingest_files(services.ingestor, services.store, files, "bench")
+        reports = await ingest_files(
+            services.ingestor, services.store, files, "bench", concurrency=settings.ingest_concurrency
+        )
         e2e = time.perf_counter() - started
         chunks = sum(r.chunks for r in reports)
         texts = []

@@ -10,6 +10,9 @@ import pytest
 
 from ragd.embed.base import DenseEmbedder
 from ragd.settings import EmbeddingSettings, Settings
+from tests.support.scripted_http import scripted_server
+
+__all__ = ["scripted_server", "shared_path"]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

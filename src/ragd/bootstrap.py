@@ -15,10 +15,17 @@ from ragd.chunk.base import Chunker
 from ragd.chunk.factory import build_chunker
 from ragd.embed.base import DenseEmbedder, SparseEmbedder
 from ragd.embed.bm25 import Bm25SparseEmbedder
-from ragd.errors import ConfigurationError
+from ragd.embed.coalesce import CoalescingEmbedder
+from ragd.errors import ConfigurationError, InvalidRequest, MissingDependency
 from ragd.extract.base import Extractor
-from ragd.extract.router import build_extractor
+from ragd.extract.router import build_extractor, engines, pinned
 from ragd.ingest.pipeline import Ingestor
+from ragd.llm.base import ChatModel
+from ragd.objects.base import ObjectStore
+from ragd.observe.metrics import Metrics
+from ragd.rerank.base import Reranker
+from ragd.retrieve.pipeline import SearchPipeline
+from ragd.retrieve.queries import QueryGenerator
 from ragd.retrieve.search import Retriever
 from ragd.settings import Settings
 from ragd.store.base import VectorStore
@@ -38,9 +45,36 @@ class Services:
     ingestor: Ingestor
     retriever: Retriever
     manifest: IndexManifest
+    metrics: Metrics
+    pipeline: SearchPipeline
+    reranker: Reranker | None = None
+    llm: ChatModel | None = None
+    objects: ObjectStore | None = None
+    objects_error: MissingDependency | None = None
+
+    def object_store(self) -> ObjectStore:
+        """The S3 client, or the install hint when the ``s3`` extra is missing."""
+        if self.objects is None:
+            raise self.objects_error or ConfigurationError("S3 is not configured")
+        return self.objects
+
+    def extraction_engine(self, name: str | None) -> Extractor:
+        """The default type router, or one named engine for every file type."""
+        if name is None:
+            return self.extractor
+        by_name = engines(self.settings.extract)
+        if name not in by_name:
+            valid = ", ".join(sorted(by_name))
+            raise InvalidRequest(f"unknown extraction engine {name!r}; valid engines: {valid}")
+        return pinned(by_name[name], self.settings.extract.max_file_bytes)
 
 
 async def build_dense(settings: Settings) -> DenseEmbedder:
+    """The configured model behind dynamic batching (concurrent files share model batches)."""
+    return CoalescingEmbedder(await _dense_model(settings))
+
+
+async def _dense_model(settings: Settings) -> DenseEmbedder:
     emb = settings.embedding
     if emb.provider == "local":
         from ragd.embed.local_onnx import OnnxDenseEmbedder
@@ -55,6 +89,36 @@ async def build_dense(settings: Settings) -> DenseEmbedder:
 
         return await TeiEmbedder.create(emb)
     raise ConfigurationError(f"unknown embedding provider {emb.provider!r}")
+
+
+def build_reranker(settings: Settings) -> Reranker | None:
+    rr = settings.rerank
+    if rr.provider == "remote":
+        from ragd.rerank.remote_http import HttpReranker
+
+        return HttpReranker.from_settings(rr)
+    if rr.provider == "local":
+        from ragd.rerank.local_onnx import OnnxCrossEncoder
+
+        return OnnxCrossEncoder.from_settings(rr)
+    return None
+
+
+def build_llm(settings: Settings) -> ChatModel | None:
+    if not settings.llm.base_url:
+        return None
+    from ragd.llm.openai_chat import OpenAIChatModel
+
+    return OpenAIChatModel.from_settings(settings.llm)
+
+
+async def build_objects(settings: Settings) -> tuple[ObjectStore | None, MissingDependency | None]:
+    try:
+        from ragd.objects.s3 import S3ObjectStore
+
+        return await S3ObjectStore.open(settings.s3), None
+    except MissingDependency as exc:
+        return None, exc
 
 
 def build_store(settings: Settings) -> VectorStore:
@@ -80,8 +144,9 @@ def manifest_for(dense: DenseEmbedder, sparse: SparseEmbedder | None, chunker: C
 
 
 @asynccontextmanager
-async def open_services(settings: Settings) -> AsyncIterator[Services]:
+async def open_services(settings: Settings, metrics: Metrics | None = None) -> AsyncIterator[Services]:
     """Build the whole graph from ``settings``; everything is closed on exit."""
+    metrics = metrics or Metrics()
     async with AsyncExitStack() as stack:
         dense = await build_dense(settings)
         stack.push_async_callback(dense.aclose)
@@ -99,6 +164,25 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
         extractor = build_extractor(settings.extract)
         ingestor = Ingestor(extractor=extractor, chunker=chunker, dense=dense, sparse=sparse, store=store)
         retriever = Retriever(store, dense, sparse, settings.retrieval, settings.embedding.languages)
+        reranker = build_reranker(settings)
+        if reranker is not None:
+            stack.push_async_callback(reranker.aclose)
+        llm = build_llm(settings)
+        if llm is not None:
+            stack.push_async_callback(llm.aclose)
+        objects, objects_error = await build_objects(settings)
+        if objects is not None:
+            stack.push_async_callback(objects.aclose)
+        generator = QueryGenerator(llm, settings.query_generation, metrics) if llm else None
+        if not settings.query_generation.enabled:
+            generator = None
+        pipeline = SearchPipeline(
+            retriever,
+            reranker=reranker,
+            rerank_settings=settings.rerank,
+            generator=generator,
+            metrics=metrics,
+        )
         yield Services(
             settings=settings,
             store=store,
@@ -109,4 +193,10 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
             ingestor=ingestor,
             retriever=retriever,
             manifest=manifest,
+            metrics=metrics,
+            pipeline=pipeline,
+            reranker=reranker,
+            llm=llm,
+            objects=objects,
+            objects_error=objects_error,
         )

@@ -7,11 +7,14 @@ Adapters translate vendor exceptions at their boundary
 exception handler and the CLI prints ``code: message``.
 
     RagError (PIPELINE_FAILED, 500)
+    ├── Unauthorized (UNAUTHORIZED, 401)
+    ├── NotReady (NOT_READY, 503)
     ├── InvalidRequest (INVALID_REQUEST, 400)
     │   ├── Forbidden (FORBIDDEN, 403)
     │   ├── NotFound (NOT_FOUND, 404)
     │   ├── PayloadTooLarge (FILE_TOO_LARGE, 413)
-    │   └── UnsupportedType (UNSUPPORTED_TYPE, 415)
+    │   ├── UnsupportedMediaType (UNSUPPORTED_MEDIA_TYPE, 415)  the request's Content-Type
+    │   └── UnsupportedType (UNSUPPORTED_TYPE, 415)             a file ragd cannot read
     ├── ExtractionError (EXTRACTION_FAILED, 422)
     │   ├── EncryptedDocument (ENCRYPTED_DOCUMENT, 422)
     │   ├── EmptyDocument (EMPTY_DOCUMENT, 422)
@@ -20,6 +23,9 @@ exception handler and the CLI prints ``code: message``.
     │   ├── IndexMismatch (INDEX_MISMATCH, 409)
     │   └── MissingDependency (MISSING_DEPENDENCY, 500)
     ├── EmbeddingFailed (EMBEDDING_FAILED, 502)
+    ├── RerankFailed (RERANK_FAILED, 502)
+    ├── UpstreamFailed (UPSTREAM_FAILED, 502)
+    ├── ObjectFetchFailed (S3_FETCH_FAILED, 502)
     ├── SparseEmbeddingFailed (SPARSE_EMBEDDING_FAILED, 500)
     └── StoreError (QDRANT_WRITE_FAILED, 503)
         ├── StoreUnavailable (STORE_UNAVAILABLE, 503)
@@ -45,6 +51,16 @@ class RagError(Exception):
         return f"{self.message} ({self.hint})" if self.hint else self.message
 
 
+class Unauthorized(RagError):
+    code = "UNAUTHORIZED"
+    http_status = 401
+
+
+class NotReady(RagError):
+    code = "NOT_READY"
+    http_status = 503
+
+
 class InvalidRequest(RagError):
     code = "INVALID_REQUEST"
     http_status = 400
@@ -63,6 +79,11 @@ class NotFound(InvalidRequest):
 class PayloadTooLarge(InvalidRequest):
     code = "FILE_TOO_LARGE"
     http_status = 413
+
+
+class UnsupportedMediaType(InvalidRequest):
+    code = "UNSUPPORTED_MEDIA_TYPE"
+    http_status = 415
 
 
 class UnsupportedType(InvalidRequest):
@@ -103,6 +124,27 @@ class MissingDependency(ConfigurationError):
 
 class EmbeddingFailed(RagError):
     code = "EMBEDDING_FAILED"
+    http_status = 502
+
+
+class RerankFailed(RagError):
+    """A reranker (remote endpoint or local model) failed; search fails open past it."""
+
+    code = "RERANK_FAILED"
+    http_status = 502
+
+
+class UpstreamFailed(RagError):
+    """An upstream LLM (OpenAI-compatible endpoint) failed, timed out or answered nonsense."""
+
+    code = "UPSTREAM_FAILED"
+    http_status = 502
+
+
+class ObjectFetchFailed(RagError):
+    """An object store (S3/MinIO) could not be read: missing key, auth, network."""
+
+    code = "S3_FETCH_FAILED"
     http_status = 502
 
 

@@ -7,15 +7,26 @@ working directory is read too.  No other module reads ``os.environ``.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ragd.types import ChunkStrategy, SearchMode
 
 PACKAGED_MINILM = "packaged:all-MiniLM-L6-v2"
+
+
+def _comma_list(value: object) -> object:
+    """Accept ``a,b`` (or a JSON list) for tuple settings read from the environment."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            return json.loads(text)
+        return tuple(part.strip() for part in text.split(",") if part.strip())
+    return value
 
 
 class StoreSettings(BaseModel):
@@ -47,9 +58,14 @@ class EmbeddingSettings(BaseModel):
     timeout_s: float = Field(30.0, gt=0)
     retries: int = Field(3, ge=0, le=20)
     cache_dir: Path | None = Field(None, description="where converted ONNX graphs are cached")
-    languages: tuple[str, ...] = Field(
+    languages: Annotated[tuple[str, ...], NoDecode] = Field(
         ("en",), description="languages the dense model understands (ISO 639-1); others lean on BM25"
     )
+
+    @field_validator("languages", mode="before")
+    @classmethod
+    def _languages(cls, v: object) -> object:
+        return _comma_list(v)
 
 
 class SparseSettings(BaseModel):
@@ -95,21 +111,123 @@ class RetrievalSettings(BaseModel):
         return SearchMode.parse(v)  # type: ignore[no-any-return]
 
 
+class RerankSettings(BaseModel):
+    provider: Literal["none", "remote", "local"] = Field(
+        "none", description="none; remote: a /v1/rerank endpoint; local: an ONNX cross-encoder folder"
+    )
+    api: Literal["cohere", "tei"] = Field(
+        "cohere", description="remote wire format: cohere (POST /v1/rerank) or tei (POST /rerank)"
+    )
+    base_url: str | None = Field(None, description="remote reranker base URL")
+    api_key: SecretStr | None = Field(None, description="remote reranker API key")
+    model: str = Field("", description="remote: model name sent in the request")
+    path: Path | None = Field(None, description="local: folder with model.onnx and tokenizer.json")
+    multiplier: int = Field(3, ge=1, le=20, description="candidates fetched = k x multiplier, then reranked")
+    max_candidates: int = Field(100, ge=1, le=1000, description="upper bound on candidates sent to rerank")
+    max_tokens: int = Field(512, ge=16, description="local: query + passage window in model tokens")
+    batch_size: int = Field(16, ge=1, le=256)
+    threads: int = Field(0, ge=0, description="local: onnxruntime intra-op threads (0: all cores)")
+    timeout_s: float = Field(10.0, gt=0)
+    retries: int = Field(1, ge=0, le=10)
+
+
+class LlmSettings(BaseModel):
+    base_url: str | None = Field(
+        None, description="OpenAI-compatible endpoint (Ollama, vLLM, LiteLLM, OpenAI), e.g. .../v1"
+    )
+    api_key: SecretStr | None = Field(None, description="upstream API key")
+    model: str = Field("", description="model used for query generation and agentic retrieval")
+    timeout_s: float = Field(60.0, gt=0)
+    retries: int = Field(2, ge=0, le=10)
+
+
+class QueryGenerationSettings(BaseModel):
+    enabled: bool = Field(True, description="generate search queries from the conversation (needs llm)")
+    prompt_template: str | None = Field(
+        None, description="overrides the built-in prompt; {current_date} and {chat_history} are filled in"
+    )
+    history_messages: int = Field(4, ge=1, le=50, description="last messages shown to the model")
+    max_queries: int = Field(3, ge=1, le=10)
+
+
+class S3Settings(BaseModel):
+    endpoint_url: str | None = Field(None, description="S3-compatible endpoint (MinIO); unset: AWS")
+    region: str = "us-east-1"
+    access_key_id: str | None = None
+    secret_access_key: SecretStr | None = None
+    allowed_buckets: Annotated[tuple[str, ...], NoDecode] = Field(
+        (), description="comma list; empty: any bucket"
+    )
+    addressing_style: Literal["auto", "path", "virtual"] = "path"
+    timeout_s: float = Field(60.0, gt=0)
+
+    @field_validator("allowed_buckets", mode="before")
+    @classmethod
+    def _buckets(cls, v: object) -> object:
+        return _comma_list(v)
+
+
+class ServerSettings(BaseModel):
+    host: str = Field("127.0.0.1", description="bind address")
+    port: int = Field(8000, ge=0, le=65535)
+    api_key: SecretStr | None = Field(
+        None, description="bearer key, >= 32 characters; unset: open, allowed on loopback only"
+    )
+    metrics_enabled: bool = Field(True, description="serve GET /metrics (bearer-protected)")
+    inspection_enabled: bool = Field(False, description="serve GET /api/v1/documents/{id}/chunks")
+    debug: bool = Field(False, description="put exception text in ingest error bodies")
+    search_timeout_s: float = Field(60.0, gt=0, description="upper bound on one POST /search")
+    cors_origins: Annotated[tuple[str, ...], NoDecode] = Field(
+        (), description="comma list of allowed browser origins"
+    )
+
+    @field_validator("api_key")
+    @classmethod
+    def _strong_key(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and len(v.get_secret_value()) < 32:
+            raise ValueError(
+                "the API key must be at least 32 characters (generate one: openssl rand -hex 32)"
+            )
+        return v
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _origins(cls, v: object) -> object:
+        return _comma_list(v)
+
+
+class LogSettings(BaseModel):
+    format: Literal["text", "json"] = Field("text", description="text lines or JSON lines")
+    level: str = Field("INFO", description="root level")
+    levels: str = Field("", description="per-namespace levels, e.g. 'ragd.api=DEBUG,uvicorn.access=WARNING'")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="RAGD_", env_nested_delimiter="__", env_file=".env", extra="ignore"
+        env_prefix="RAGD_",
+        env_nested_delimiter="__",
+        env_file=".env",
+        extra="ignore",
+        env_ignore_empty=True,
     )
 
     data_dir: Path = Field(Path(".ragd"), description="embedded index, caches and metadata")
     default_collection: str = Field("default", description="logical collection when none is given")
-    ingest_concurrency: int = Field(2, ge=1, le=64, description="files extracted in parallel")
-    log_level: str = "INFO"
+    ingest_concurrency: int = Field(
+        8, ge=1, le=64, description="files ingested at once (their chunks share embedding batches)"
+    )
+    log: LogSettings = LogSettings()
+    server: ServerSettings = ServerSettings()
     store: StoreSettings = StoreSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     sparse: SparseSettings = SparseSettings()
     chunking: ChunkSettings = ChunkSettings()
     extract: ExtractSettings = ExtractSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
+    rerank: RerankSettings = RerankSettings()
+    llm: LlmSettings = LlmSettings()
+    query_generation: QueryGenerationSettings = QueryGenerationSettings()
+    s3: S3Settings = S3Settings()
 
     @property
     def model_cache_dir(self) -> Path:

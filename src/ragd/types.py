@@ -274,3 +274,11 @@ class IngestReport:
     message: str | None = None
     extractor: str | None = None
     seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One chat turn as the use-cases see it: a role and its text (content parts already joined)."""
+
+    role: str
+    content: str

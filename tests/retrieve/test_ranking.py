@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ragd.retrieve.ranking import (
+    apply_rerank,
     content_key,
     dedup_by_content,
     fusion_for_language,
+    merge_best,
     normalise_scores,
     prefetch_limit,
     rrf_max,
@@ -87,3 +90,49 @@ def test_fusion_trusts_dense_less_for_foreign_queries() -> None:
 def test_prefetch_limit() -> None:
     assert prefetch_limit(5, 4, 40) == 40
     assert prefetch_limit(100, 4, 40) == 400
+
+
+def scored(i: int, score: float, text: str = "") -> Hit:
+    return Hit(id=str(i), content=text or f"text {i}", meta={}, score=score)
+
+
+def test_merge_best_keeps_each_chunk_once_at_its_best_score() -> None:
+    first = [scored(1, 0.9), scored(2, 0.5)]
+    second = [scored(2, 0.95), scored(3, 0.5)]
+    merged = merge_best([first, second])
+    assert [(h.id, h.score) for h in merged] == [("2", 0.95), ("1", 0.9), ("3", 0.5)]
+
+
+def test_merge_best_breaks_ties_by_first_appearance() -> None:
+    merged = merge_best([[scored(5, 0.5)], [scored(4, 0.5)], [scored(5, 0.5)]])
+    assert [h.id for h in merged] == ["5", "4"]
+
+
+@given(st.lists(st.lists(st.tuples(st.integers(0, 20), st.floats(0, 1)), max_size=10), max_size=4))
+def test_merge_best_properties(lists: list[list[tuple[int, float]]]) -> None:
+    hits = [[scored(i, s) for i, s in inner] for inner in lists]
+    merged = merge_best(hits)
+    ids = [h.id for h in merged]
+    assert len(ids) == len(set(ids))
+    assert {h.id for inner in hits for h in inner} == set(ids)
+    assert [h.score for h in merged] == sorted((h.score for h in merged), reverse=True)
+    for h in merged:
+        assert h.score == max(x.score for inner in hits for x in inner if x.id == h.id)
+
+
+def test_apply_rerank_orders_by_relevance_and_keeps_components() -> None:
+    hits = [
+        Hit(id="a", content="a", meta={}, score=1.0, scores=ComponentScores(dense=0.8)),
+        scored(2, 0.5),
+        scored(3, 0.25),
+    ]
+    out = apply_rerank(hits, [0.1, 0.9, 0.5])
+    assert [h.id for h in out] == ["2", "3", "a"]
+    assert [h.score for h in out] == [0.9, 0.5, 0.1]
+    assert out[2].scores.dense == 0.8
+    assert out[2].scores.rerank == 0.1
+
+
+def test_apply_rerank_refuses_a_score_count_mismatch() -> None:
+    with pytest.raises(ValueError, match="2 rerank scores for 3 hits"):
+        apply_rerank([scored(i, 0.5) for i in range(3)], [0.1, 0.2])

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
 from ragd.bootstrap import Services, open_services
@@ -21,6 +22,7 @@ from ragd.evaluation.beir import load_dataset
 from ragd.evaluation.runner import evaluate_mode, index_dataset
 from ragd.ingest.batch import ingest_files
 from ragd.ingest.sources import collect
+from ragd.observe.logging import configure_logging
 from ragd.retrieve.search import SearchRequest
 from ragd.settings import Settings
 from ragd.types import IngestReport, IngestStatus, PointFilter, SearchMode
@@ -42,15 +44,33 @@ Collection = Annotated[str | None, typer.Option("--collection", "-c", help="logi
 
 
 def _settings(data_dir: Path | None, **overrides: Any) -> Settings:
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        for err in exc.errors():
+            where = "__".join(str(p) for p in err["loc"]).upper()
+            err_console.print(f"[red]error[/red] CONFIGURATION_ERROR: RAGD_{where}: {err['msg']}")
+        raise typer.Exit(2) from None
     if data_dir is not None:
         settings = settings.model_copy(update={"data_dir": data_dir})
     return settings.model_copy(update=overrides) if overrides else settings
 
 
+def _configure_logging(settings: Settings, *, quiet: bool = False) -> None:
+    """Logs to stderr; ``quiet`` (one-shot commands) shows warnings and errors unless a level is asked for."""
+    log = settings.log
+    if quiet and log.level.upper() == "INFO":
+        log = log.model_copy(update={"level": "WARNING"})
+    try:
+        configure_logging(log)
+    except RagError as exc:
+        err_console.print(f"[red]error[/red] {exc.code}: {exc}")
+        raise typer.Exit(2) from None
+
+
 def _run(settings: Settings, job: Callable[[Services], Awaitable[T]]) -> T:
     """Open the services, run ``job``, and turn a RagError into a clear message and exit code 2."""
-    logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
+    _configure_logging(settings, quiet=True)
 
     async def main() -> T:
         async with open_services(settings) as services:
@@ -195,6 +215,37 @@ def stats(data_dir: DataDir = None) -> None:
 DEMO_QUESTION = "How do I run a hybrid search from the command line?"
 
 
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="bind address (default: RAGD_SERVER__HOST)")] = None,
+    port: Annotated[int | None, typer.Option(help="port (default: RAGD_SERVER__PORT, 8000)")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Run the HTTP service: POST /search, the /api/v1 ingestion API, health and metrics."""
+    import uvicorn
+
+    from ragd.api.app import create_app
+
+    settings = _settings(data_dir)
+    server = settings.server.model_copy(
+        update={k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+    )
+    settings = settings.model_copy(update={"server": server})
+    if server.api_key is None and server.host not in LOOPBACK:
+        err_console.print(
+            f"[red]error[/red] CONFIGURATION_ERROR: refusing to serve on {server.host} without an API key "
+            "(set RAGD_SERVER__API_KEY to 32+ characters, e.g. openssl rand -hex 32)"
+        )
+        raise typer.Exit(2)
+    _configure_logging(settings)
+    if server.api_key is None:
+        logging.getLogger("ragd.api").warning("no API key set: the API is open to anyone on this machine")
+    uvicorn.run(create_app(settings), host=server.host, port=server.port, log_config=None)
+
+
 @app.command()
 def demo(
     question: Annotated[str, typer.Argument(help="what to ask the demo corpus")] = DEMO_QUESTION,
@@ -229,3 +280,7 @@ def demo(
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -75,10 +75,25 @@ def _read(blob: Blob) -> bytes:
         raise NotFound(f"{blob.name!r} disappeared before it could be read") from exc
 
 
+def engines(settings: ExtractSettings, ocr_check: OcrCheck | None = None) -> dict[str, Extractor]:
+    """Every reader by engine name (``POST /api/v1/extract`` lets a caller pick one)."""
+    return {
+        "kreuzberg": KreuzbergExtractor(settings, ocr_check),
+        "text": TextExtractor(),
+        "csv": CsvExtractor(),
+    }
+
+
 def build_extractor(settings: ExtractSettings, ocr_check: OcrCheck | None = None) -> RoutingExtractor:
     """The default readers: plain text and CSV in Python, everything else through kreuzberg."""
-    text, table = TextExtractor(), CsvExtractor()
-    documents = KreuzbergExtractor(settings, ocr_check)
-    routes: dict[FileKind, Extractor] = dict.fromkeys(FileKind, documents)
-    routes.update({FileKind.TEXT: text, FileKind.CSV: table, FileKind.TSV: table})
+    by_name = engines(settings, ocr_check)
+    routes: dict[FileKind, Extractor] = dict.fromkeys(FileKind, by_name["kreuzberg"])
+    routes.update(
+        {FileKind.TEXT: by_name["text"], FileKind.CSV: by_name["csv"], FileKind.TSV: by_name["csv"]}
+    )
     return RoutingExtractor(routes, settings.max_file_bytes)
+
+
+def pinned(extractor: Extractor, max_file_bytes: int) -> RoutingExtractor:
+    """``extractor`` for every file type, behind the same size and emptiness checks."""
+    return RoutingExtractor(dict.fromkeys(FileKind, extractor), max_file_bytes)

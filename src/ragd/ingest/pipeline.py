@@ -94,6 +94,17 @@ class Ingestor:
         async with self._locks.hold(file_id):
             return await self._store.delete(PointFilter(collection_names=names, file_id=file_id))
 
+    async def count(self, file_id: str, collection_name: str | None = None) -> int:
+        """How many points a file has (in one collection, or in all)."""
+        names = (collection_name,) if collection_name else None
+        return await self._store.count(PointFilter(collection_names=names, file_id=file_id))
+
+    async def chunks(
+        self, file_id: str, *, limit: int, offset: str | None = None
+    ) -> tuple[list[StoredChunk], str | None]:
+        """One page of a file's points in every collection, for inspection."""
+        return await self._store.scroll(PointFilter(file_id=file_id), limit=limit, offset=offset)
+
     async def _existing(self, ref: FileRef) -> list[StoredChunk]:
         flt = PointFilter(collection_names=(ref.collection_name,), file_id=ref.file_id)
         out: list[StoredChunk] = []

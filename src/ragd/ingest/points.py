@@ -23,6 +23,7 @@ def chunk_meta(
         "extractor": document.extractor,
         "file_hash": file_hash,
         "pipeline": version,
+        "ingest_version": sha256_hex(f"{file_hash}|{version}")[:32],
         "chunk_count": total,
     }
     if chunk.headers:

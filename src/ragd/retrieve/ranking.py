@@ -80,3 +80,29 @@ def fusion_for_language(
 def prefetch_limit(k: int, multiplier: int, minimum: int) -> int:
     """How many candidates each path fetches before fusion."""
     return max(k * multiplier, minimum)
+
+
+def merge_best(result_lists: Iterable[Sequence[Hit]]) -> list[Hit]:
+    """Merge several queries' results: each chunk once, at its best score, best first.
+
+    Ties keep the order of first appearance (earlier queries, higher ranks first).
+    """
+    best: dict[str, Hit] = {}
+    for hits in result_lists:
+        for hit in hits:
+            kept = best.get(hit.id)
+            if kept is None or hit.score > kept.score:
+                best[hit.id] = hit
+    order = {hit_id: i for i, hit_id in enumerate(best)}
+    return sorted(best.values(), key=lambda h: (-h.score, order[h.id]))
+
+
+def apply_rerank(hits: Sequence[Hit], scores: Sequence[float]) -> list[Hit]:
+    """Re-order ``hits`` by reranker relevance; ``score`` becomes that relevance (kept in ``scores``)."""
+    if len(scores) != len(hits):
+        raise ValueError(f"{len(scores)} rerank scores for {len(hits)} hits")
+    rescored = [
+        replace(h, score=float(s), scores=replace(h.scores, rerank=float(s)))
+        for h, s in zip(hits, scores, strict=True)
+    ]
+    return sorted(rescored, key=lambda h: -h.score)

@@ -1,0 +1,105 @@
+"""The FastAPI application: ``create_app(settings)`` and nothing global.
+
+Routes get the services through dependencies (``app.state.ragd``); tests pass
+their own services factory instead of patching.  Two small ASGI middlewares:
+one collapses duplicate slashes (Open WebUI's deployed URL ends in ``/`` and
+it appends ``/search``, so ``//search`` arrives), one counts and times requests
+per route template — never per raw path, which would carry ids.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ragd import __version__
+from ragd.api import errors
+from ragd.api.routes import documents, health, ingest, search
+from ragd.api.state import AppState, ServicesFactory
+from ragd.bootstrap import open_services
+from ragd.observe.metrics import Metrics
+from ragd.settings import Settings
+
+_SLASHES = re.compile(r"/{2,}")
+
+
+class CollapseSlashes:
+    """Route ``//search`` (and any ``a//b``) as if it had single slashes."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and "//" in scope["path"]:
+            path = _SLASHES.sub("/", scope["path"])
+            scope = {**scope, "path": path, "raw_path": path.encode()}
+        await self.app(scope, receive, send)
+
+
+class RequestMetrics:
+    """``http_requests_total`` and ``http_request_duration_seconds`` by method and route template."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 500
+        started = time.perf_counter()
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            route = scope.get("route")
+            template = getattr(route, "path", None) or "unmatched"
+            self.metrics.http_requests.labels(scope["method"], template, str(status)).inc()
+            self.metrics.http_duration.labels(scope["method"], template).observe(
+                time.perf_counter() - started
+            )
+
+
+def create_app(settings: Settings, factory: ServicesFactory | None = None) -> FastAPI:
+    """The ragd HTTP service; services are built in the background by ``factory``."""
+    metrics = Metrics()
+    state = AppState(settings=settings, metrics=metrics)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        state.start(factory or open_services)
+        try:
+            yield
+        finally:
+            await state.stop()
+
+    app = FastAPI(title="ragd", version=__version__, lifespan=lifespan)
+    app.state.ragd = state
+    errors.install(app)
+    for router in (health.router, search.router, ingest.router, documents.router):
+        app.include_router(router)
+    if not settings.server.metrics_enabled:
+        app.router.routes = [r for r in app.router.routes if getattr(r, "path", "") != "/metrics"]
+    app.add_middleware(RequestMetrics, metrics=metrics)
+    if settings.server.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.server.cors_origins),
+            allow_methods=["*"],
+            allow_headers=["*"],
+        )
+    app.add_middleware(CollapseSlashes)
+    return app

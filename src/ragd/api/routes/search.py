@@ -1,0 +1,75 @@
+"""``POST /search``: the retrieval-agent contract Open WebUI calls (``contracts.md`` §1.2-§1.4, §6).
+
+Every resolved query's results are merged into **one** ranked, de-duplicated
+list of at most ``k`` (Open WebUI reads only ``documents[0]``), so the response
+always has exactly one inner list — empty when nothing matched.  ``distances``
+are ragd's documented [0, 1] scale (higher = more relevant), or the reranker's
+relevance when one ran.  ``metadatas`` are the stored ``meta`` verbatim.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+
+from ragd.api.auth import Authorized
+from ragd.api.schemas import SearchBody, SearchResponse
+from ragd.bootstrap import Services
+from ragd.errors import RagError
+from ragd.observe.metrics import Metrics
+from ragd.retrieve.pipeline import PipelineRequest, PipelineResult
+from ragd.types import Message
+
+log = logging.getLogger(__name__)
+router = APIRouter()
+
+
+def services(request: Request) -> Services:
+    return request.app.state.ragd.ready_services()  # type: ignore[no-any-return]
+
+
+def metrics(request: Request) -> Metrics:
+    return request.app.state.ragd.metrics  # type: ignore[no-any-return]
+
+
+def to_request(body: SearchBody, svc: Services) -> PipelineRequest:
+    return PipelineRequest(
+        collections=tuple(dict.fromkeys(body.collection_names)),
+        queries=tuple(body.queries or ()),
+        messages=tuple(Message(m.role, m.text()) for m in body.messages or ()),
+        k=body.k,
+        mode=svc.settings.retrieval.mode,
+        prompt_template=body.retrieval_query_generation_prompt_template,
+        deadline_s=svc.settings.server.search_timeout_s,
+    )
+
+
+def to_response(result: PipelineResult) -> SearchResponse:
+    hits = result.hits
+    return SearchResponse(
+        documents=[[h.content for h in hits]],
+        metadatas=[[dict(h.meta) for h in hits]],
+        distances=[[round(h.score, 6) for h in hits]],
+    )
+
+
+@router.post("/search", response_model=SearchResponse, dependencies=[Authorized])
+async def search(
+    body: SearchBody,
+    svc: Annotated[Services, Depends(services)],
+    m: Annotated[Metrics, Depends(metrics)],
+) -> SearchResponse:
+    started = time.perf_counter()
+    pipeline = "linear"
+    try:
+        result = await svc.pipeline.run(to_request(body, svc))
+    except RagError as exc:
+        m.search_requests.labels(pipeline, "error", exc.code).inc()
+        raise
+    m.search_duration.labels(pipeline).observe(time.perf_counter() - started)
+    outcome = "partial" if "deadline" in result.notes else "ok"
+    m.search_requests.labels(pipeline, outcome, "").inc()
+    return to_response(result)

@@ -1,0 +1,113 @@
+"""HTTP schemas: the wire shapes of the retrieval-agent and ingestion-service contracts.
+
+These are edge models only (pydantic); routes turn them into domain records.
+Limits follow the newest retrieval-agent (``contracts.md`` §1.2) so validation
+errors are FastAPI 422s with pydantic's wording; message ``content`` may also be
+a list of OpenAI content parts (text parts are joined), where the reference 422s.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+COLLECTION_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
+
+
+class ContentPart(BaseModel):
+    type: str = Field(max_length=64)
+    text: str | None = Field(None, max_length=10_000)
+
+
+class ChatMessage(BaseModel):
+    role: str = Field(max_length=32)
+    content: str | list[ContentPart] | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _bounded(cls, v: str | list[ContentPart] | None) -> str | list[ContentPart] | None:
+        if isinstance(v, str) and len(v) > 10_000:
+            raise ValueError("String should have at most 10000 characters")
+        if isinstance(v, list) and len(v) > 50:
+            raise ValueError("List should have at most 50 content parts")
+        return v
+
+    def text(self) -> str:
+        """The message's text: a string as is, content parts' text parts joined by blank lines."""
+        if self.content is None:
+            return ""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n\n".join(p.text for p in self.content if p.type == "text" and p.text)
+
+
+class SearchBody(BaseModel):
+    queries: list[str] | None = Field(None, max_length=10)
+    messages: list[ChatMessage] | None = Field(None, max_length=50)
+    collection_names: list[str] = Field(min_length=1, max_length=20)
+    k: int = Field(5, ge=1, le=100)
+    retrieval_query_generation_prompt_template: str | None = Field(None, max_length=8000)
+
+    @field_validator("queries")
+    @classmethod
+    def _query_length(cls, v: list[str] | None) -> list[str] | None:
+        for query in v or ():
+            if len(query) > 2000:
+                raise ValueError("each query must be at most 2000 characters")
+        return v
+
+    @field_validator("collection_names")
+    @classmethod
+    def _names(cls, v: list[str]) -> list[str]:
+        import re
+
+        for name in v:
+            if not re.match(COLLECTION_PATTERN, name):
+                raise ValueError(f"collection name {name[:130]!r} must match {COLLECTION_PATTERN}")
+        return v
+
+    @model_validator(mode="after")
+    def _something_to_search(self) -> SearchBody:
+        if not self.queries and not self.messages:
+            raise ValueError("provide queries or messages")
+        return self
+
+
+class SearchResponse(BaseModel):
+    documents: list[list[str]]
+    metadatas: list[list[dict[str, Any]]]
+    distances: list[list[float]]
+
+
+class IngestJson(BaseModel):
+    """``PUT /api/v1/ingest`` with ``Content-Type: application/json``: a file in S3."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    file_id: str = Field(min_length=1, max_length=256)
+    filename: str = Field(min_length=1, max_length=1024)
+    collection_name: str = Field(min_length=1, max_length=256)
+    collection_type: str = Field("file", max_length=64)
+    user_id: str = Field(min_length=1, max_length=256)
+    overwrite: bool = True
+    s3_bucket: str | None = Field(None, max_length=255)
+    s3_key: str | None = Field(None, max_length=1024)
+
+    @model_validator(mode="after")
+    def _s3_ref(self) -> IngestJson:
+        if not self.s3_bucket or not self.s3_key:
+            raise ValueError("JSON ingest needs both s3_bucket and s3_key (or send multipart with a file)")
+        return self
+
+
+class IngestOk(BaseModel):
+    status: Literal[True] = True
+    collection_name: str
+    chunks_count: int
+
+
+class DeleteOk(BaseModel):
+    status: Literal[True] = True
+    file_id: str
+    chunks_deleted: int

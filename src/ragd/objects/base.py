@@ -1,0 +1,39 @@
+"""The object-store port: read files by (bucket, key) from S3 or an S3-compatible server.
+
+Used by ``PUT /api/v1/ingest`` in its S3-reference form and by S3 sources.
+No vendor type crosses this line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectInfo:
+    key: str
+    size: int
+    etag: str
+
+
+class ObjectStore(Protocol):
+    """Errors: :class:`ragd.errors.ObjectFetchFailed` (missing key, auth, network);
+    :class:`ragd.errors.PayloadTooLarge` when an object exceeds ``max_bytes``;
+    :class:`ragd.errors.Forbidden` for a bucket the settings do not allow."""
+
+    async def head(self, bucket: str, key: str) -> ObjectInfo:
+        """Size and ETag without downloading."""
+        ...
+
+    async def download(self, bucket: str, key: str, dest: Path, *, max_bytes: int) -> ObjectInfo:
+        """Stream the object to ``dest`` (never whole in memory); refuse past ``max_bytes``."""
+        ...
+
+    def list(self, bucket: str, prefix: str = "") -> AsyncIterator[ObjectInfo]:
+        """Every object under ``prefix``, paginated lazily."""
+        ...
+
+    async def aclose(self) -> None: ...

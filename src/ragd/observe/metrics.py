@@ -1,0 +1,107 @@
+"""Prometheus metrics: one :class:`Metrics` object per process, built by the composition root.
+
+The families keep the names the reference services expose (``search_requests_total``,
+``retrieval_stage_duration_seconds``, ``ingest_requests_total`` …) so existing
+dashboards keep working.  No label ever carries a collection name, a file name or
+query text: labels are drawn from small closed sets (pipelines, stages, codes).
+
+Each instance owns its own registry, so two apps in one process (tests) never clash.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+
+_FAST = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+_SLOW = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0)
+_COUNTS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000)
+_BYTES = (1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9)
+
+
+class Metrics:
+    """Every metric ragd exports, on a private registry."""
+
+    content_type = CONTENT_TYPE_LATEST
+
+    def __init__(self) -> None:
+        r = self.registry = CollectorRegistry(auto_describe=True)
+        # HTTP, per route template (never the raw path)
+        self.http_requests = Counter(
+            "http_requests_total", "HTTP requests", ["method", "route", "status"], registry=r
+        )
+        self.http_duration = Histogram(
+            "http_request_duration_seconds",
+            "HTTP request latency",
+            ["method", "route"],
+            buckets=_FAST,
+            registry=r,
+        )
+        # retrieval (names as the retrieval-agent's)
+        self.search_requests = Counter(
+            "search_requests_total", "Search requests", ["pipeline", "outcome", "code"], registry=r
+        )
+        self.search_duration = Histogram(
+            "search_duration_seconds", "Search latency", ["pipeline"], buckets=_FAST, registry=r
+        )
+        self.results_returned = Histogram(
+            "results_returned", "Results per search", buckets=_COUNTS, registry=r
+        )
+        self.candidates_fetched = Histogram(
+            "candidates_fetched", "Candidates fetched before rerank/dedup", buckets=_COUNTS, registry=r
+        )
+        self.retrieval_stage = Histogram(
+            "retrieval_stage_duration_seconds", "Search stage latency", ["stage"], buckets=_FAST, registry=r
+        )
+        self.hybrid_path = Counter("hybrid_path_total", "Retrieval path taken", ["path"], registry=r)
+        self.reranker_failures = Counter(
+            "reranker_failures_total", "Reranker failures (search failed open)", ["reason"], registry=r
+        )
+        self.query_generation = Counter(
+            "query_generation_total", "LLM query generation outcomes", ["outcome"], registry=r
+        )
+        # agentic retrieval
+        self.agent_iterations = Histogram(
+            "agent_iterations", "Agent loop iterations", buckets=(1, 2, 3, 4, 5, 8, 12), registry=r
+        )
+        self.agent_retries = Counter("agent_retries_total", "Agent query rewrites", registry=r)
+        self.agent_timeouts = Counter("agent_timeouts_total", "Agent loops cut by the deadline", registry=r)
+        self.agent_fallbacks = Counter("agent_fallback_total", "Agent fallbacks", ["reason"], registry=r)
+        self.agent_tokens = Counter("agent_tokens_total", "LLM tokens used by agents", ["role"], registry=r)
+        # ingestion (names as the ingestion-service's)
+        self.ingest_requests = Counter(
+            "ingest_requests_total", "Ingest requests", ["outcome", "code"], registry=r
+        )
+        self.delete_requests = Counter(
+            "delete_requests_total", "Delete requests", ["outcome", "code"], registry=r
+        )
+        self.ingest_duration = Histogram(
+            "ingest_duration_seconds", "Ingest latency", buckets=_SLOW, registry=r
+        )
+        self.ingest_empty = Counter("ingest_empty_total", "Ingests that produced no chunks", registry=r)
+        self.ingest_chunks = Histogram(
+            "ingest_chunks", "Chunks per ingested file", buckets=_COUNTS, registry=r
+        )
+        self.ingest_bytes = Histogram(
+            "ingest_document_bytes", "Ingested file sizes", buckets=_BYTES, registry=r
+        )
+        self.ingest_failures = Counter("ingest_failures_total", "Failed files by code", ["code"], registry=r)
+        self.pipeline_stage = Histogram(
+            "pipeline_stage_duration_seconds", "Ingest stage latency", ["stage"], buckets=_SLOW, registry=r
+        )
+
+    @contextmanager
+    def stage(self, stage: str) -> Iterator[None]:
+        """Time one retrieval stage (``embed_dense``, ``qdrant``, ``rerank`` …)."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.retrieval_stage.labels(stage).observe(time.perf_counter() - started)
+
+    def render(self) -> bytes:
+        """The Prometheus text exposition of every family."""
+        return generate_latest(self.registry)

@@ -1,0 +1,58 @@
+"""(query, passage) pairs as model input: the token budget split and per-batch padding (pure numpy).
+
+The query is never cut unless it alone leaves no room in the window: then it keeps the first half
+of the budget and the passage the rest.  Otherwise the passage takes what the query leaves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+TokenIds = npt.NDArray[np.int64]
+
+
+def query_budget(query_tokens: int, budget: int) -> int:
+    """Query tokens kept out of ``budget`` (the window less the pair's special tokens)."""
+    return query_tokens if query_tokens < budget else budget // 2
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedPair:
+    """One tokenized pair, special tokens included, unpadded."""
+
+    ids: Sequence[int]
+    type_ids: Sequence[int]
+
+
+@dataclass(frozen=True, slots=True)
+class PairBatch:
+    """A padded batch, int64 [batch, seq] each."""
+
+    input_ids: TokenIds
+    attention_mask: TokenIds
+    token_type_ids: TokenIds
+
+    def as_feed(self) -> dict[str, TokenIds]:
+        return {
+            "input_ids": self.input_ids,
+            "attention_mask": self.attention_mask,
+            "token_type_ids": self.token_type_ids,
+        }
+
+
+def pad(pairs: Sequence[EncodedPair], pad_id: int) -> PairBatch:
+    """Right-pad ``pairs`` to the longest of them (mask 0 and type id 0 on padding)."""
+    width = max((len(pair.ids) for pair in pairs), default=0)
+    input_ids = np.full((len(pairs), width), pad_id, dtype=np.int64)
+    attention_mask = np.zeros((len(pairs), width), dtype=np.int64)
+    token_type_ids = np.zeros((len(pairs), width), dtype=np.int64)
+    for row, pair in enumerate(pairs):
+        length = len(pair.ids)
+        input_ids[row, :length] = pair.ids
+        attention_mask[row, :length] = 1
+        token_type_ids[row, :length] = pair.type_ids
+    return PairBatch(input_ids, attention_mask, token_type_ids)

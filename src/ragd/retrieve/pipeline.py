@@ -1,0 +1,133 @@
+"""The search pipeline behind ``POST /search`` (and the chat proxy's retrieval).
+
+    request -> resolve queries (explicit | LLM-generated | last user turn)
+            -> per query: retrieve k x multiplier candidates -> rerank (fails open)
+            -> merge across queries (best score per chunk) -> de-duplicate -> top k
+
+All queries' results come back as **one** ranked list: Open WebUI reads only
+the first list of a ``/search`` response, so per-query lists would lose every
+query but the first.  The whole run is bounded by a deadline; past it the
+caller gets what was already retrieved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ragd.errors import RagError
+from ragd.observe.metrics import Metrics
+from ragd.rerank.base import Reranker
+from ragd.retrieve.queries import QueryGenerator, resolve_queries
+from ragd.retrieve.ranking import apply_rerank, dedup_by_content, merge_best
+from ragd.retrieve.search import Retriever, SearchRequest
+from ragd.settings import RerankSettings
+from ragd.types import Hit, Message, SearchMode
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineRequest:
+    collections: tuple[str, ...]
+    queries: tuple[str, ...] = ()
+    messages: tuple[Message, ...] = ()
+    k: int = 5
+    mode: SearchMode = SearchMode.HYBRID
+    prompt_template: str | None = None
+    #: wall-clock bound on the whole run; past it, what was retrieved so far is returned
+    deadline_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineResult:
+    queries: tuple[str, ...]
+    hits: tuple[Hit, ...]
+    #: "reranked", "rerank_failed" (failed open) or "unranked" (no reranker)
+    rerank: str = "unranked"
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+class SearchPipeline:
+    """Resolve queries, retrieve, rerank, merge: the one search use-case for every face."""
+
+    def __init__(
+        self,
+        retriever: Retriever,
+        *,
+        reranker: Reranker | None = None,
+        rerank_settings: RerankSettings | None = None,
+        generator: QueryGenerator | None = None,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self._retriever = retriever
+        self._reranker = reranker
+        self._rerank = rerank_settings or RerankSettings()
+        self._generator = generator
+        self._metrics = metrics or Metrics()
+
+    async def run(self, request: PipelineRequest) -> PipelineResult:
+        with self._metrics.stage("query_generation"):
+            queries = await resolve_queries(
+                request.queries, request.messages, self._generator, request.prompt_template
+            )
+        if not queries:
+            return PipelineResult(queries=(), hits=())
+        per_query: list[tuple[list[Hit], str]] = []
+        notes: tuple[str, ...] = ()
+        try:
+            async with asyncio.timeout(request.deadline_s):
+                for query in queries:
+                    per_query.append(await self._one(query, request))
+        except TimeoutError:
+            log.warning(
+                "search deadline of %ss passed after %d/%d queries",
+                request.deadline_s,
+                len(per_query),
+                len(queries),
+            )
+            notes = ("deadline",)
+        outcome = _rerank_outcome([o for _, o in per_query])
+        merged = dedup_by_content(merge_best(hits for hits, _ in per_query))
+        self._metrics.results_returned.observe(min(len(merged), request.k))
+        return PipelineResult(
+            queries=tuple(queries), hits=tuple(merged[: request.k]), rerank=outcome, notes=notes
+        )
+
+    async def _one(self, query: str, request: PipelineRequest) -> tuple[list[Hit], str]:
+        want = request.k
+        if self._reranker is not None:
+            want = min(max(request.k * self._rerank.multiplier, request.k), self._rerank.max_candidates)
+        started = time.perf_counter()
+        hits = await self._retriever.search(
+            SearchRequest(
+                query=query, collections=request.collections, k=request.k, mode=request.mode, candidates=want
+            )
+        )
+        self._metrics.retrieval_stage.labels("retrieve").observe(time.perf_counter() - started)
+        self._metrics.candidates_fetched.observe(len(hits))
+        self._metrics.hybrid_path.labels(request.mode.value).inc()
+        if self._reranker is None or not hits:
+            return hits, "unranked"
+        return await self._reranked(query, hits)
+
+    async def _reranked(self, query: str, hits: Sequence[Hit]) -> tuple[list[Hit], str]:
+        assert self._reranker is not None
+        try:
+            with self._metrics.stage("rerank"):
+                scores = await self._reranker.rerank(query, [h.content for h in hits])
+            return apply_rerank(hits, scores), "reranked"
+        except (RagError, ValueError) as exc:
+            reason = exc.code if isinstance(exc, RagError) else "bad_scores"
+            log.warning("reranker %s failed (%s); returning unranked candidates", self._reranker.name, reason)
+            self._metrics.reranker_failures.labels(reason).inc()
+            return list(hits), "rerank_failed"
+
+
+def _rerank_outcome(outcomes: Sequence[str]) -> str:
+    if "rerank_failed" in outcomes:
+        return "rerank_failed"
+    return "reranked" if "reranked" in outcomes else "unranked"

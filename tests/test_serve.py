@@ -1,0 +1,98 @@
+"""``ragd serve`` as a user runs it: a real process, real HTTP, a clean shutdown."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+KEY = "serve-test-key-0123456789abcdef0123456789"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def ragd(args: list[str], env: dict[str, str], **kwargs: object) -> subprocess.Popen[str]:
+    return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
+        [sys.executable, "-m", "ragd.cli.app", *args], env=env, text=True, **kwargs
+    )
+
+
+@pytest.fixture
+def env(tmp_path: Path, model_cache: Path) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("RAGD_")}
+    return {**clean, "RAGD_DATA_DIR": str(tmp_path / "data"), "RAGD_EMBEDDING__CACHE_DIR": str(model_cache)}
+
+
+def test_refuses_a_public_address_without_a_key(env: dict[str, str]) -> None:
+    proc = ragd(["serve", "--host", "0.0.0.0"], env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert "without an API key" in err
+    assert "RAGD_SERVER__API_KEY" in err
+
+
+def test_refuses_a_short_key(env: dict[str, str]) -> None:
+    proc = ragd(
+        ["serve"], {**env, "RAGD_SERVER__API_KEY": "short"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert "RAGD_SERVER__API_KEY" in err
+    assert "32 characters" in err
+
+
+@pytest.mark.slow
+def test_serves_ingests_searches_and_stops_cleanly(env: dict[str, str], tmp_path: Path) -> None:
+    port = free_port()
+    log_path = tmp_path / "serve.log"
+    with log_path.open("w") as log:
+        proc = ragd(
+            ["serve", "--port", str(port)],
+            {**env, "RAGD_SERVER__API_KEY": KEY, "RAGD_LOG__FORMAT": "json"},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    url, auth = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {KEY}"}
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/health/ready").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None, "ragd serve exited early"
+            assert time.monotonic() < deadline, "not ready in time"
+            time.sleep(0.1)
+        files = {"file": ("notes.md", b"# Notes\nThe quarterly review happens in the glass room.\n")}
+        form = {"file_id": "n1", "filename": "notes.md", "collection_name": "kb", "user_id": "u"}
+        r = httpx.put(f"{url}/api/v1/ingest", files=files, data=form, headers=auth, timeout=60)
+        assert r.json()["chunks_count"] == 1
+        r = httpx.post(
+            f"{url}/search",
+            json={"queries": ["where is the review?"], "collection_names": ["kb"]},
+            headers=auth,
+            timeout=60,
+        )
+        assert "glass room" in r.json()["documents"][0][0]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=60)
+    # uvicorn shuts down gracefully, then re-raises the signal so the exit status tells why it stopped
+    assert code in (0, -signal.SIGTERM)
+    lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.strip()]
+    messages = [line["message"] for line in lines]
+    assert "ragd is ready" in messages
+    assert "Application shutdown complete." in messages
