@@ -277,8 +277,22 @@ class IngestReport:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A model's request to call a tool: ``arguments`` is the JSON text the model wrote."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
-    """One chat turn as the use-cases see it: a role and its text (content parts already joined)."""
+    """One chat turn as the use-cases see it: a role and its text (content parts already joined).
+
+    An assistant turn may carry ``tool_calls``; a ``tool`` turn answers one by ``tool_call_id``.
+    """
 
     role: str
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None

@@ -6,18 +6,31 @@ One adapter (``openai_chat``) speaks to any OpenAI-compatible endpoint
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
-from ragd.types import Message
+from ragd.types import Message, ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A function the model may call: name, description and a JSON-schema for its arguments."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
 @dataclass(frozen=True, slots=True)
 class Completion:
+    """One model turn: its text and/or tool calls, why it stopped, and the tokens it used."""
+
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str | None = None
 
 
 class ChatModel(Protocol):
@@ -26,9 +39,14 @@ class ChatModel(Protocol):
     model: str
 
     async def complete(
-        self, messages: Sequence[Message], *, max_tokens: int | None = None, temperature: float = 0.0
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+        tools: Sequence[ToolSpec] = (),
     ) -> Completion:
-        """One non-streaming completion."""
+        """One non-streaming completion; with ``tools`` the model may answer with tool calls."""
         ...
 
     async def aclose(self) -> None: ...
