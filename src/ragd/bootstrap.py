@@ -162,7 +162,14 @@ async def open_services(settings: Settings, metrics: Metrics | None = None) -> A
         stack.push_async_callback(store.close)
         await store.open(manifest)
         extractor = build_extractor(settings.extract)
-        ingestor = Ingestor(extractor=extractor, chunker=chunker, dense=dense, sparse=sparse, store=store)
+        ingestor = Ingestor(
+            extractor=extractor,
+            chunker=chunker,
+            dense=dense,
+            sparse=sparse,
+            store=store,
+            extract_concurrency=settings.extract_concurrency,
+        )
         retriever = Retriever(store, dense, sparse, settings.retrieval, settings.embedding.languages)
         reranker = build_reranker(settings)
         if reranker is not None:

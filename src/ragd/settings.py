@@ -214,7 +214,13 @@ class Settings(BaseSettings):
     data_dir: Path = Field(Path(".ragd"), description="embedded index, caches and metadata")
     default_collection: str = Field("default", description="logical collection when none is given")
     ingest_concurrency: int = Field(
-        8, ge=1, le=64, description="files ingested at once (their chunks share embedding batches)"
+        128,
+        ge=1,
+        le=1024,
+        description="files in flight during a folder ingest (their chunks share model batches)",
+    )
+    extract_concurrency: int = Field(
+        2, ge=1, le=64, description="files extracted at the same time (CPU, memory)"
     )
     log: LogSettings = LogSettings()
     server: ServerSettings = ServerSettings()

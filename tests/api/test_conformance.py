@@ -260,6 +260,18 @@ def test_knowledge_base_dedup_and_idempotency(live: LiveServer) -> None:  # I-16
     assert search(live, {"queries": ["alpha approvals"], "collection_names": [KB1]}).json()["documents"][0]
 
 
+def test_inspection_paginates_and_refuses_a_bad_cursor(live: LiveServer) -> None:  # I-30
+    url = f"{live.url}/api/v1/documents/{F1}/chunks"
+    first = httpx.get(url, params={"limit": 1}, headers=AUTH).json()
+    assert first["returned"] == 1
+    assert first["next_offset"]
+    second = httpx.get(url, params={"limit": 1, "offset": first["next_offset"]}, headers=AUTH).json()
+    assert second["chunks"][0]["meta"]["collection_name"] != first["chunks"][0]["meta"]["collection_name"]
+    assert second.get("next_offset") is None
+    bad = httpx.get(url, params={"offset": "../../etc"}, headers=AUTH)
+    assert (bad.status_code, bad.json()["detail"]["code"]) == (400, "INVALID_REQUEST")
+
+
 def test_empty_document_keeps_the_previous_version(live: LiveServer) -> None:  # I-22
     r = upload(live, "empty.txt", b"  \n\t \n", F2, f"file-{F2}")
     assert (r.status_code, r.json()["detail"]["code"]) == (500, "EXTRACTION_FAILED")

@@ -44,7 +44,7 @@ def collection_for(dataset: Dataset) -> str:
 
 
 async def index_dataset(
-    ingestor: Ingestor, dataset: Dataset, *, concurrency: int = 8, tick: Tick | None = None
+    ingestor: Ingestor, dataset: Dataset, *, concurrency: int = 128, tick: Tick | None = None
 ) -> IndexResult:
     collection = collection_for(dataset)
     queue = list(reversed(dataset.corpus))

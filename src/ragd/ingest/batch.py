@@ -31,7 +31,7 @@ async def ingest_files(
     files: Sequence[SourceFile],
     collection: str,
     *,
-    concurrency: int = 8,
+    concurrency: int = 128,
     force: bool = False,
     on_done: ProgressCallback | None = None,
 ) -> list[IngestReport]:

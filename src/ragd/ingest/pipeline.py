@@ -53,6 +53,7 @@ class Ingestor:
         sparse: SparseEmbedder | None,
         store: VectorStore,
         write_batch: int = 256,
+        extract_concurrency: int = 2,
     ) -> None:
         self._extractor = extractor
         self._chunker = chunker
@@ -61,6 +62,8 @@ class Ingestor:
         self._store = store
         self._write_batch = write_batch
         self._locks = KeyedLocks()
+        # many files may be in flight (their chunks share embedding batches), few are extracted at once
+        self._extracting = asyncio.Semaphore(extract_concurrency)
         self.version = f"{chunker.version}|{sparse.name if sparse else 'dense-only'}"
 
     async def ingest(self, blob: Blob, ref: FileRef, *, force: bool = False) -> Outcome:
@@ -83,7 +86,8 @@ class Ingestor:
         existing = await self._existing(ref)
         if not force and is_current(existing, file_hash=file_hash, version=self.version):
             return Outcome(IngestStatus.UNCHANGED, len(existing))
-        document = await load()
+        async with self._extracting:
+            document = await load()
         points = await self._points(ref, document, file_hash)
         await self._replace(existing, points)
         return Outcome(IngestStatus.INDEXED, len(points), document.extractor)

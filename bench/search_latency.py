@@ -1,0 +1,124 @@
+"""In-process search latency at 100k chunks, query embedding included: what ``ragd search`` costs.
+
+    python bench/search_latency.py [--points 100000] [--queries 300]
+
+The index holds ``--points`` chunks in 50 tenants: dense vectors are the synthetic
+chunk-like vectors of ``store_latency.py`` (embedding 100k real texts would take an
+hour here); the text of each chunk is 40 words drawn Zipf-style from ragd's own docs,
+so its sparse vector comes from the real BM25 and queries hit real posting lists.
+Each query is real text: the real all-MiniLM-L6-v2 embeds it, BM25 weighs it,
+the store runs the search, the retriever normalises and de-duplicates —
+``Retriever.search`` end to end.  Reported per mode: p50 / p99 over ``--queries``, and
+the query-embedding share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+from ragd.embed.bm25 import Bm25SparseEmbedder
+from ragd.embed.local_onnx import OnnxDenseEmbedder
+from ragd.retrieve.search import Retriever, SearchRequest
+from ragd.settings import EmbeddingSettings, RetrievalSettings
+from ragd.store.edge_store import EdgeStore
+from ragd.types import IndexManifest, SearchMode, StoredChunk
+from store_latency import MANIFEST, make_corpus
+
+REPO = Path(__file__).resolve().parents[1]
+WORD = re.compile(r"[a-z]{3,}")
+
+
+def vocabulary() -> list[str]:
+    text = " ".join(
+        p.read_text().lower() for p in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    )
+    counts: dict[str, int] = {}
+    for word in WORD.findall(text):
+        counts[word] = counts.get(word, 0) + 1
+    return sorted(counts, key=lambda w: -counts[w])
+
+
+def texts(n: int, vocab: list[str], seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    ranks = np.arange(1, len(vocab) + 1)
+    p = (1 / ranks) / (1 / ranks).sum()
+    return [" ".join(vocab[i] for i in rng.choice(len(vocab), 40, p=p)) for _ in range(n)]
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+
+
+async def build(store: EdgeStore, n: int, sparse: Bm25SparseEmbedder, seed: int) -> None:
+    corpus = make_corpus(n, 50, 200, seed, "lowrank")
+    words = texts(n, vocabulary(), seed)
+    started = time.perf_counter()
+    for start in range(0, n, 2048):
+        batch = words[start : start + 2048]
+        vectors = sparse.embed_documents(batch)
+        await store.upsert(
+            [
+                StoredChunk(
+                    id=str(uuid.UUID(int=start + i + 1)),
+                    content=text,
+                    meta={"collection_name": f"t{corpus.tenant[start + i]}", "file_id": f"f{start + i}"},
+                    dense=corpus.dense[start + i],
+                    sparse=vectors[i],
+                )
+                for i, text in enumerate(batch)
+            ]
+        )
+    await store.optimize()
+    print(f"indexed {n} chunks in {time.perf_counter() - started:.0f} s")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--points", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        dense = OnnxDenseEmbedder.from_settings(EmbeddingSettings(), Path(tmp) / "models")
+        sparse = Bm25SparseEmbedder("english")
+        store = EdgeStore(Path(tmp) / "index", "bench")
+        await store.open(IndexManifest(dense.spec.model, 384, "", "", sparse.name, MANIFEST.chunker_version))
+        await build(store, args.points, sparse, args.seed)
+        retriever = Retriever(store, dense, sparse, RetrievalSettings(), ("en",))
+        queries = [" ".join(q.split()[:8]) for q in texts(args.queries, vocabulary(), args.seed + 7)]
+        rng = np.random.default_rng(args.seed)
+        for q in queries[:20]:  # warm-up
+            await retriever.search(SearchRequest(q, ("t0",), k=10))
+        embed = []
+        for q in queries:
+            t = time.perf_counter()
+            await dense.embed_query(q)
+            embed.append((time.perf_counter() - t) * 1000)
+        print(
+            f"query embedding alone: p50 {percentiles(embed)[0]:.2f} ms  p99 {percentiles(embed)[1]:.2f} ms"
+        )
+        for mode in SearchMode:
+            samples = []
+            for q in queries:
+                tenant = f"t{int(rng.integers(0, 50))}"
+                t = time.perf_counter()
+                await retriever.search(SearchRequest(q, (tenant,), k=10, mode=mode))
+                samples.append((time.perf_counter() - t) * 1000)
+            p50, p99 = percentiles(samples)
+            print(f"{mode.value:>6}: p50 {p50:.2f} ms  p99 {p99:.2f} ms  (query embedding included)")
+        await dense.aclose()
+        await store.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
