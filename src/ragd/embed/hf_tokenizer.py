@@ -11,32 +11,15 @@ Two jobs, kept on two tokenizer instances because truncation is mutable state:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 from tokenizers import Tokenizer
 
 from ragd.errors import ConfigurationError
+from ragd.model_inputs import ModelInputs, TokenIds, pad_id
 
-TokenIds = npt.NDArray[np.int64]
-
-
-@dataclass(frozen=True, slots=True)
-class ModelInputs:
-    """One padded batch, int64 [batch, seq] each."""
-
-    input_ids: TokenIds
-    attention_mask: TokenIds
-    token_type_ids: TokenIds
-
-    def as_feed(self) -> dict[str, TokenIds]:
-        return {
-            "input_ids": self.input_ids,
-            "attention_mask": self.attention_mask,
-            "token_type_ids": self.token_type_ids,
-        }
+__all__ = ["HfTokenizer", "ModelInputs", "TokenIds"]
 
 
 class HfTokenizer:
@@ -50,7 +33,7 @@ class HfTokenizer:
         self._encoder = Tokenizer.from_str(tokenizer.to_str())
         self._encoder.no_padding()
         self._encoder.enable_truncation(max_length=max_length)
-        self.pad_id = self._pad_id(tokenizer)
+        self.pad_id = pad_id(tokenizer)
 
     @classmethod
     def from_file(cls, path: Path, max_length: int) -> HfTokenizer:
@@ -85,14 +68,3 @@ class HfTokenizer:
             input_ids[row, : len(ids)] = ids
             attention_mask[row, : len(ids)] = 1
         return ModelInputs(input_ids, attention_mask, np.zeros_like(input_ids))
-
-    @staticmethod
-    def _pad_id(tokenizer: Tokenizer) -> int:
-        padding = tokenizer.padding
-        if padding is not None:
-            return int(padding["pad_id"])
-        for token in ("[PAD]", "<pad>"):
-            token_id = tokenizer.token_to_id(token)
-            if token_id is not None:
-                return token_id
-        return 0

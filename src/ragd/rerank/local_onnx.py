@@ -35,8 +35,9 @@ import onnxruntime as ort
 from tokenizers import Tokenizer
 
 from ragd.errors import ConfigurationError, RerankFailed
+from ragd.model_inputs import ModelInputs, pad_id
 from ragd.rerank.model_folder import locate
-from ragd.rerank.pair_batch import EncodedPair, PairBatch, pad, query_budget
+from ragd.rerank.pair_batch import EncodedPair, pad, query_budget
 from ragd.rerank.scores import logit_probabilities
 from ragd.settings import RerankSettings
 
@@ -56,7 +57,7 @@ class PairTokenizer:
         self.budget = window - self._tokenizer.num_special_tokens_to_add(is_pair=True)
         if self.budget < 2:
             raise ConfigurationError(f"a window of {window} tokens leaves no room for a query and a passage")
-        self.pad_id = _pad_id(tokenizer)
+        self.pad_id = pad_id(tokenizer)
 
     @classmethod
     def from_file(cls, path: Path, window: int) -> PairTokenizer:
@@ -80,17 +81,6 @@ class PairTokenizer:
             encoding = self._tokenizer.post_process(first, second, add_special_tokens=True)
             pairs.append(EncodedPair(encoding.ids, encoding.type_ids))
         return pairs
-
-
-def _pad_id(tokenizer: Tokenizer) -> int:
-    padding = tokenizer.padding
-    if padding is not None:
-        return int(padding["pad_id"])
-    for token in ("[PAD]", "<pad>"):
-        token_id = tokenizer.token_to_id(token)
-        if token_id is not None:
-            return token_id
-    return 0
 
 
 class CrossEncoderSession:
@@ -127,7 +117,7 @@ class CrossEncoderSession:
             raise ConfigurationError(f"onnxruntime cannot load {str(path)!r}: {exc}") from exc
         return cls(session, path)
 
-    def logits(self, batch: PairBatch) -> npt.NDArray[np.float32]:
+    def logits(self, batch: ModelInputs) -> npt.NDArray[np.float32]:
         feed = {
             name: array.astype(self._inputs[name], copy=False)
             for name, array in batch.as_feed().items()

@@ -10,9 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
-TokenIds = npt.NDArray[np.int64]
+from ragd.model_inputs import ModelInputs
 
 
 def query_budget(query_tokens: int, budget: int) -> int:
@@ -28,23 +27,7 @@ class EncodedPair:
     type_ids: Sequence[int]
 
 
-@dataclass(frozen=True, slots=True)
-class PairBatch:
-    """A padded batch, int64 [batch, seq] each."""
-
-    input_ids: TokenIds
-    attention_mask: TokenIds
-    token_type_ids: TokenIds
-
-    def as_feed(self) -> dict[str, TokenIds]:
-        return {
-            "input_ids": self.input_ids,
-            "attention_mask": self.attention_mask,
-            "token_type_ids": self.token_type_ids,
-        }
-
-
-def pad(pairs: Sequence[EncodedPair], pad_id: int) -> PairBatch:
+def pad(pairs: Sequence[EncodedPair], pad_id: int) -> ModelInputs:
     """Right-pad ``pairs`` to the longest of them (mask 0 and type id 0 on padding)."""
     width = max((len(pair.ids) for pair in pairs), default=0)
     input_ids = np.full((len(pairs), width), pad_id, dtype=np.int64)
@@ -55,4 +38,4 @@ def pad(pairs: Sequence[EncodedPair], pad_id: int) -> PairBatch:
         input_ids[row, :length] = pair.ids
         attention_mask[row, :length] = 1
         token_type_ids[row, :length] = pair.type_ids
-    return PairBatch(input_ids, attention_mask, token_type_ids)
+    return ModelInputs(input_ids, attention_mask, token_type_ids)
