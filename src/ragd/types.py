@@ -234,6 +234,8 @@ class StoreQuery:
     sparse: SparseVector | None = None
     prefetch_limit: int = 100
     fusion: FusionParams = FusionParams()
+    #: hybrid only: also run each path alone to fill ``Hit.scores.dense/sparse`` (about twice the cost)
+    explain: bool = True
 
 
 @dataclass(frozen=True, slots=True)

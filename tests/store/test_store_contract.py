@@ -255,6 +255,24 @@ async def test_hybrid_hits_carry_component_scores_consistent_with_rrf(
         assert hit.score == pytest.approx(want, rel=1e-5)
 
 
+async def test_hybrid_without_explain_is_the_same_fused_ranking_minus_components(store: VectorStore) -> None:
+    data = corpus()
+    await store.upsert(data.chunks)
+    rng = np.random.default_rng(5)
+    query = StoreQuery(
+        filter=PointFilter(collection_names=("kb-alpha",)),
+        limit=6,
+        dense=query_near(rng, data.centers[1]),
+        sparse=random_sparse(rng, terms=40),
+        prefetch_limit=12,
+    )
+    explained = await store.search(query)
+    plain = await store.search(dataclasses.replace(query, explain=False))
+    assert [h.score for h in plain] == [h.score for h in explained]
+    assert {h.id for h in plain} == {h.id for h in explained}  # ties may swap order
+    assert all(h.scores == ComponentScores(fused=h.score) for h in plain)
+
+
 def _score_in(hits: list[Hit], point_id: str) -> float | None:
     return next((h.score for h in hits if h.id == point_id), None)
 

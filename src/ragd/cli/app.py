@@ -146,7 +146,7 @@ def search(
     names = tuple(collection or [settings.default_collection])
 
     async def job(services: Services) -> None:
-        hits = await services.retriever.search(SearchRequest(query, names, k=k, mode=parsed))
+        hits = await services.retriever.search(SearchRequest(query, names, k=k, mode=parsed, explain=explain))
         if as_json:
             sys.stdout.write(render.hits_json(hits) + "\n")
         else:
@@ -271,7 +271,7 @@ def demo(
                 on_done=lambda r: bar.advance(chunks=r.chunks, failed=r.status is IngestStatus.FAILED),
             )
         render.ingest_summary(console, reports, time.perf_counter() - started)
-        hits = await services.retriever.search(SearchRequest(question, ("ragd-docs",), k=3))
+        hits = await services.retriever.search(SearchRequest(question, ("ragd-docs",), k=3, explain=True))
         console.print()
         render.hits(console, question, hits, explain=True)
 

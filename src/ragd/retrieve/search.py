@@ -29,6 +29,8 @@ class SearchRequest:
     mode: SearchMode = SearchMode.HYBRID
     #: how many candidates to return before the caller's own re-ranking (>= k)
     candidates: int | None = None
+    #: hybrid: fill each hit's dense and sparse component scores too (an extra engine pass)
+    explain: bool = False
 
 
 class Retriever:
@@ -79,6 +81,7 @@ class Retriever:
             sparse=sparse_vec,
             prefetch_limit=limit,
             fusion=fusion,
+            explain=request.explain,
         )
         hits = await self._store.search(query)
         ranked = dedup_by_content(normalise_scores(hits, request.mode, fusion))

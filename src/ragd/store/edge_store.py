@@ -213,7 +213,13 @@ class EdgeStore:
             )
             rows = await self._run(_engine_call(lambda: shard.query(request), "search"))
             return assemble_hits(kind, _rows(rows))
-        batch = qe.QueryBatchRequest(_hybrid_requests(query, edge_filter, params))
+        requests = _hybrid_requests(query, edge_filter, params)
+        if not query.explain:
+            only = requests[0]
+            return assemble_hits(
+                kind, _rows(await self._run(_engine_call(lambda: shard.query(only), "search")))
+            )
+        batch = qe.QueryBatchRequest(requests)
         fused, dense, sparse = await self._run(_engine_call(lambda: shard.query_batch(batch), "search"))
         return assemble_hits(kind, _rows(fused), scores_by_id(_rows(dense)), scores_by_id(_rows(sparse)))
 

@@ -269,10 +269,13 @@ class QdrantStore:
                     with_payload=True,
                 )
             return assemble_hits(kind, _rows(response.points))
+        requests = _hybrid_requests(query, qfilter, params)
+        if not query.explain:
+            with _translated("search"):
+                (only,) = await client.query_batch_points(self.collection, requests=requests[:1])
+            return assemble_hits(kind, _rows(only.points))
         with _translated("search"):
-            fused, dense, sparse = await client.query_batch_points(
-                self.collection, requests=_hybrid_requests(query, qfilter, params)
-            )
+            fused, dense, sparse = await client.query_batch_points(self.collection, requests=requests)
         return assemble_hits(
             kind, _rows(fused.points), scores_by_id(_rows(dense.points)), scores_by_id(_rows(sparse.points))
         )
