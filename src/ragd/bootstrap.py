@@ -150,7 +150,11 @@ async def open_services(settings: Settings, metrics: Metrics | None = None) -> A
     async with AsyncExitStack() as stack:
         dense = await build_dense(settings)
         stack.push_async_callback(dense.aclose)
-        sparse = Bm25SparseEmbedder(settings.sparse.language) if settings.sparse.enabled else None
+        sparse = (
+            Bm25SparseEmbedder(settings.sparse.language, settings.sparse.avg_len)
+            if settings.sparse.enabled
+            else None
+        )
         chunker = build_chunker(
             settings.chunking,
             counter=dense.tokenizer,

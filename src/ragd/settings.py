@@ -70,6 +70,11 @@ class EmbeddingSettings(BaseModel):
 
 class SparseSettings(BaseModel):
     enabled: bool = True
+    avg_len: float = Field(
+        100.0,
+        gt=0,
+        description="BM25 average document length in terms (stop words removed); part of the index",
+    )
     language: str = Field(
         "auto", description="BM25 stemming/stop-word language: 'auto' (detect per text) or e.g. 'english'"
     )

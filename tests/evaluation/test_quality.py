@@ -26,7 +26,7 @@ async def run_eval(name: str, data_dir: Path, cache: Path) -> dict[SearchMode, M
     settings = Settings(data_dir=data_dir, embedding=EmbeddingSettings(cache_dir=cache))
     async with open_services(settings) as services:
         indexed = await index_dataset(services.ingestor, dataset)
-        assert indexed.documents == len(dataset.corpus)
+        assert indexed.documents + indexed.empty == len(dataset.corpus)
         await services.store.optimize()
         return {m: await evaluate_mode(services.retriever, dataset, m) for m in SearchMode}
 

@@ -89,7 +89,7 @@ def ingest_summary(console: Console, reports: Sequence[IngestReport], seconds: f
 def eval_table(console: Console, name: str, index: IndexResult, results: Sequence[ModeResult]) -> None:
     console.print(
         f"\n[bold]{escape(name)}[/bold]: {index.documents} documents, {index.chunks} chunks indexed "
-        f"in {index.seconds:.1f} s"
+        f"in {index.seconds:.1f} s" + (f" ({index.empty} empty documents skipped)" if index.empty else "")
     )
     table = Table()
     for col in ("mode", "nDCG@10", "recall@100", "MRR@10", "p50 ms", "p95 ms", "queries"):

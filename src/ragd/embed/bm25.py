@@ -2,8 +2,12 @@
 
 The weights are Qdrant's own BM25 (``qdrant_edge.Bm25``: tokenisation,
 lower-casing, stop words and a Snowball stemmer per language, token ids
-hashed with murmur3, document weights ``tf·(k1+1) / (tf + k1·(1-b+b·len/avg))``,
-query weights 1.0).  IDF is applied inside Qdrant by the ``text-sparse``
+hashed with murmur3, document weights ``tf·(k1+1) / (tf + k1·(1-b+b·len/avg))``).
+A query term weighs its count in the query, as in classic BM25 (a long query that
+repeats a term cares more about it; on CISI's paragraph-long queries this is worth
++0.08 nDCG@10).  ``avg`` is ``avg_len`` (default 100: the mean BM25 length — stop
+words removed — of ragd's default chunks; it is part of the index manifest).
+IDF is applied inside Qdrant by the ``text-sparse``
 vector's ``modifier=IDF`` at query time, so there is never a BM25 over the
 whole collection in-process.  The same object runs at index and query time.
 
@@ -25,13 +29,27 @@ from ragd.language import SNOWBALL_LANGUAGES, detect_language
 from ragd.types import SparseVector
 
 FALLBACK_LANGUAGE = "en"
-BM25_VERSION = "qdrant-bm25-k1.2-b0.75-avg256-v1"
+BM25_VERSION = "qdrant-bm25-k1.2-b0.75-qtf-v2"
+DEFAULT_AVG_LEN = 100.0
+_COUNTING_K = 1e9  # with b=0 the document weight tf·(k+1)/(tf+k) is the term count
+
+
+@lru_cache(maxsize=64)
+def _model(language_code: str, avg_len: float) -> qdrant_edge.Bm25:
+    name = SNOWBALL_LANGUAGES.get(language_code, SNOWBALL_LANGUAGES[FALLBACK_LANGUAGE])
+    return qdrant_edge.Bm25(qdrant_edge.Bm25Config(k=1.2, b=0.75, avg_len=avg_len, language=name))
 
 
 @lru_cache(maxsize=32)
-def _model(language_code: str) -> qdrant_edge.Bm25:
+def _counter(language_code: str) -> qdrant_edge.Bm25:
+    """The same tokens as :func:`_model`, weighted by their raw count."""
     name = SNOWBALL_LANGUAGES.get(language_code, SNOWBALL_LANGUAGES[FALLBACK_LANGUAGE])
-    return qdrant_edge.Bm25(qdrant_edge.Bm25Config(k=1.2, b=0.75, avg_len=256.0, language=name))
+    return qdrant_edge.Bm25(qdrant_edge.Bm25Config(k=_COUNTING_K, b=0.0, avg_len=1.0, language=name))
+
+
+def term_counts(text: str, language_code: str) -> dict[int, float]:
+    vec = _counter(language_code).embed_document(text)
+    return {int(i): float(round(v)) for i, v in zip(vec.indices, vec.values, strict=True)}
 
 
 def _to_record(vec: qdrant_edge.SparseVector) -> SparseVector:
@@ -41,9 +59,10 @@ def _to_record(vec: qdrant_edge.SparseVector) -> SparseVector:
 class Bm25SparseEmbedder:
     """Implements :class:`ragd.embed.base.SparseEmbedder`."""
 
-    def __init__(self, language: str = "auto") -> None:
+    def __init__(self, language: str = "auto", avg_len: float = DEFAULT_AVG_LEN) -> None:
         self._language = self._parse_language(language)
-        self.name = f"{BM25_VERSION}-{language}"
+        self._avg_len = float(avg_len)
+        self.name = f"{BM25_VERSION}-avg{avg_len:g}-{language}"
 
     @staticmethod
     def _parse_language(language: str) -> str | None:
@@ -61,17 +80,18 @@ class Bm25SparseEmbedder:
 
     def embed_documents(self, texts: Sequence[str]) -> list[SparseVector]:
         try:
-            return [_to_record(_model(self._language_of(t)).embed_document(t)) for t in texts]
+            return [_to_record(_model(self._language_of(t), self._avg_len).embed_document(t)) for t in texts]
         except Exception as exc:  # the engine raises plain ValueError/RuntimeError
             raise SparseEmbeddingFailed(f"BM25 document weighting failed: {exc}") from exc
 
     def embed_query(self, text: str) -> SparseVector:
         try:
             language = self._language_of(text)
-            indices = set(_model(language).embed_query(text).indices)
+            counts = term_counts(text, language)
             if self._language is None and language != FALLBACK_LANGUAGE:
-                indices |= set(_model(FALLBACK_LANGUAGE).embed_query(text).indices)
+                for index, count in term_counts(text, FALLBACK_LANGUAGE).items():
+                    counts[index] = max(count, counts.get(index, 0.0))
         except Exception as exc:
             raise SparseEmbeddingFailed(f"BM25 query weighting failed: {exc}") from exc
-        ordered = tuple(sorted(indices))
-        return SparseVector(indices=ordered, values=(1.0,) * len(ordered))
+        ordered = sorted(counts.items())
+        return SparseVector(indices=tuple(i for i, _ in ordered), values=tuple(v for _, v in ordered))

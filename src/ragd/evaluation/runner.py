@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ragd.errors import EmptyDocument
 from ragd.evaluation.beir import Dataset
 from ragd.evaluation.metrics import mean, mrr_at, ndcg_at, percentile, recall_at
 from ragd.ingest.pipeline import Ingestor
@@ -37,6 +38,8 @@ class IndexResult:
     documents: int
     chunks: int
     seconds: float
+    #: documents with no text (a corpus may hold empty records); they can't be retrieved
+    empty: int = 0
 
 
 def collection_for(dataset: Dataset) -> str:
@@ -48,11 +51,11 @@ async def index_dataset(
 ) -> IndexResult:
     collection = collection_for(dataset)
     queue = list(reversed(dataset.corpus))
-    chunks = 0
+    chunks = empty = 0
     started = time.perf_counter()
 
     async def worker() -> None:
-        nonlocal chunks
+        nonlocal chunks, empty
         while queue:
             doc = queue.pop()
             ref = FileRef(
@@ -61,13 +64,16 @@ async def index_dataset(
                 name=doc.title or doc.doc_id,
                 source=doc.doc_id,
             )
-            outcome = await ingestor.ingest_document(Document(text=doc.full_text, extractor="beir"), ref)
-            chunks += outcome.chunks
+            try:
+                outcome = await ingestor.ingest_document(Document(text=doc.full_text, extractor="beir"), ref)
+                chunks += outcome.chunks
+            except EmptyDocument:
+                empty += 1
             if tick:
                 tick(1)
 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return IndexResult(len(dataset.corpus), chunks, time.perf_counter() - started)
+    return IndexResult(len(dataset.corpus) - empty, chunks, time.perf_counter() - started, empty)
 
 
 def pool_by_document(hits: Sequence[Hit]) -> dict[str, float]:
