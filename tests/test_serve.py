@@ -87,6 +87,24 @@ def test_serves_ingests_searches_and_stops_cleanly(env: dict[str, str], tmp_path
             timeout=60,
         )
         assert "glass room" in r.json()["documents"][0][0]
+        # the CLI on the same data dir must fail clearly, and leave the server's index alone
+        note = tmp_path / "cli.md"
+        note.write_text("# CLI\nWritten by the command line while the server runs.\n")
+        for args in (["search", "review", "-c", "kb"], ["ingest", str(note), "-c", "kb"]):
+            cli = ragd(args, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            out, err = cli.communicate(timeout=120)
+            assert cli.returncode == 2, (args, out, err)
+            assert "STORE_LOCKED" in err, err
+            assert "ragd serve" in err, err  # the hint says what to do
+        r = httpx.post(
+            f"{url}/search",
+            json={"queries": ["where is the review?"], "collection_names": ["kb"], "k": 10},
+            headers=auth,
+            timeout=60,
+        )
+        documents = r.json()["documents"][0]
+        assert len(documents) == 1, documents  # the refused CLI ingest wrote nothing
+        assert "glass room" in documents[0]
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=60)

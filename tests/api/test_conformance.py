@@ -274,7 +274,7 @@ def test_inspection_paginates_and_refuses_a_bad_cursor(live: LiveServer) -> None
 
 def test_empty_document_keeps_the_previous_version(live: LiveServer) -> None:  # I-22
     r = upload(live, "empty.txt", b"  \n\t \n", F2, f"file-{F2}")
-    assert (r.status_code, r.json()["detail"]["code"]) == (500, "EXTRACTION_FAILED")
+    assert (r.status_code, r.json()["detail"]["code"]) == (422, "EXTRACTION_FAILED")
     assert r.json()["detail"]["reason"] == "EMPTY_DOCUMENT"
     r = search(
         live, {"queries": ["When do beta deployments run?"], "collection_names": [f"file-{F2}"], "k": 2}

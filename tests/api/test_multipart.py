@@ -77,3 +77,14 @@ async def test_a_truncated_body_loses_the_unfinished_part(tmp_path: Path) -> Non
     data, ctype = encode({"file_id": "f"}, {"file": ("a.txt", b"C" * 3000)})
     form = await read_form(Body(data[:-500]).__aiter__(), ctype, tmp_dir=tmp_path, max_file_bytes=10_000)
     assert form.file("file") is None  # the route then answers 400 "missing 'file' field"
+
+
+@pytest.mark.parametrize("name", ["résumé.md", "日本語の報告.pdf", "emoji 😀.txt"])
+async def test_utf8_filenames_and_field_names_survive(tmp_path: Path, name: str) -> None:
+    """Browsers and requests send UTF-8 in Content-Disposition (it crashed the parser: found by fuzzing)."""
+    data, ctype = encode({"naïve": "ü"}, {"file": (name, b"x")})
+    form = await read_form(Body(data).__aiter__(), ctype, tmp_dir=tmp_path, max_file_bytes=10)
+    upload = form.file("file")
+    assert upload is not None
+    assert upload.filename == name
+    assert form.fields == {"naïve": "ü"}

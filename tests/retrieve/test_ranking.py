@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from hypothesis import given
@@ -16,6 +17,7 @@ from ragd.retrieve.ranking import (
     merge_best,
     normalise_scores,
     prefetch_limit,
+    result_limit,
     rrf_max,
     rrf_term,
 )
@@ -90,6 +92,17 @@ def test_fusion_trusts_dense_less_for_foreign_queries() -> None:
 def test_prefetch_limit() -> None:
     assert prefetch_limit(5, 4, 40) == 40
     assert prefetch_limit(100, 4, 40) == 400
+
+
+def test_result_limit_leaves_room_for_duplicates_within_the_prefetch() -> None:
+    assert result_limit(5, 40) == 25
+    assert result_limit(100, 400) == 200
+    assert result_limit(200, 100) == 100  # never past what the paths fetched
+
+
+@given(st.text(alphabet=st.sampled_from("ab \t\n\r\x0b\x0c\x1c\x85\xa0\u2003\u3000"), max_size=30))
+def test_content_key_folds_white_space_like_the_regex(text: str) -> None:
+    assert content_key(text) == re.sub(r"\s+", " ", text).strip().casefold()
 
 
 def scored(i: int, score: float, text: str = "") -> Hit:

@@ -5,9 +5,12 @@ Every error body is the ingestion-service envelope, nested under ``detail``::
     {"detail": {"status": false, "error": "<message>", "code": "<CODE>", "hint": "..."}}
 
 On the ingestion-service surface (``/api/v1/…``) the status and ``code`` follow
-that service exactly (``contracts.md`` §2.2): its eight codes and its
+that service (``contracts.md`` §2.2): its eight codes and its
 400/403/413/415/500 statuses, with ragd's finer code kept in ``reason``
-(``EMPTY_DOCUMENT``, ``ENCRYPTED_DOCUMENT`` …).  Elsewhere ragd's own code and
+(``EMPTY_DOCUMENT``, ``ENCRYPTED_DOCUMENT`` …).  One deliberate difference:
+a file ragd cannot read is the file's fault, so ``EXTRACTION_FAILED`` is a
+422, not the reference's 500 (Open WebUI fails the upload on any non-2xx, so
+it behaves the same; monitoring no longer pages on users' broken files).  Elsewhere ragd's own code and
 status apply (docs/errors.md).  Unexpected exceptions are logged with their
 traceback and answered ``500 PIPELINE_FAILED`` without internals.
 """
@@ -43,11 +46,11 @@ COMPAT_PREFIX = "/api/v1/"
 _COMPAT: tuple[tuple[type[RagError], int, str], ...] = (
     (PayloadTooLarge, 413, "INVALID_REQUEST"),
     (UnsupportedMediaType, 415, "INVALID_REQUEST"),
-    (UnsupportedType, 500, "EXTRACTION_FAILED"),
+    (UnsupportedType, 422, "EXTRACTION_FAILED"),
     (Forbidden, 403, "INVALID_REQUEST"),
     (InvalidRequest, 400, "INVALID_REQUEST"),
     (MissingDependency, 400, "INVALID_REQUEST"),
-    (ExtractionError, 500, "EXTRACTION_FAILED"),
+    (ExtractionError, 422, "EXTRACTION_FAILED"),
     (EmbeddingFailed, 500, "EMBEDDING_FAILED"),
     (SparseEmbeddingFailed, 500, "SPARSE_EMBEDDING_FAILED"),
     (ObjectFetchFailed, 500, "S3_FETCH_FAILED"),

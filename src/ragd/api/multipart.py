@@ -85,7 +85,9 @@ class _FormBuilder:
 
     def _header_end(self) -> None:
         name = self._header_field.decode("latin-1").strip().lower()
-        self._part.headers[name] = self._header_value.decode("utf-8", "replace").strip()
+        # latin-1 is byte-transparent: parse_options_header re-encodes it, and the
+        # UTF-8 that clients send in filenames is decoded from those bytes below.
+        self._part.headers[name] = self._header_value.decode("latin-1").strip()
         self._header_field.clear()
         self._header_value.clear()
 

@@ -111,3 +111,33 @@ class DeleteOk(BaseModel):
     status: Literal[True] = True
     file_id: str
     chunks_deleted: int
+
+
+class IngestForm(BaseModel):
+    """``PUT /api/v1/ingest`` as multipart/form-data (documentation only: the form is streamed by hand)."""
+
+    file: bytes = Field(description="the document; streamed to a temporary file, never held in memory")
+    file_id: str
+    filename: str
+    collection_name: str
+    collection_type: str = "file"
+    user_id: str
+    overwrite: str = Field("true", description="true/1/yes/y or false/0/no/n")
+
+
+class ExtractForm(BaseModel):
+    """``POST /api/v1/extract`` as multipart/form-data (documentation only)."""
+
+    file: bytes
+    engine: str | None = Field(None, description="extraction engine override, e.g. kreuzberg or text")
+    profile: str | None = Field(None, description="vision profiles are not supported: any value is a 400")
+
+
+def request_body(media: dict[str, type[BaseModel]]) -> dict[str, Any]:
+    """An OpenAPI ``requestBody`` for routes that parse their body themselves (``openapi_extra``)."""
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {kind: {"schema": model.model_json_schema()} for kind, model in media.items()},
+        }
+    }

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from ragd.embed.base import DenseEmbedder, SparseEmbedder
 from ragd.errors import InvalidRequest
 from ragd.language import detect_language
-from ragd.retrieve.ranking import dedup_by_content, fusion_for_language, normalise_scores, prefetch_limit
+from ragd.retrieve.ranking import (
+    dedup_by_content,
+    fusion_for_language,
+    normalise_scores,
+    prefetch_limit,
+    result_limit,
+)
 from ragd.settings import RetrievalSettings
 from ragd.store.base import VectorStore
 from ragd.types import DenseVector, Hit, PointFilter, SearchMode, SparseVector, StoreQuery
@@ -76,7 +82,7 @@ class Retriever:
         limit = prefetch_limit(want, self._settings.prefetch_multiplier, self._settings.prefetch_min)
         query = StoreQuery(
             filter=PointFilter(collection_names=tuple(request.collections)),
-            limit=limit,
+            limit=result_limit(want, limit),
             dense=dense_vec,
             sparse=sparse_vec,
             prefetch_limit=limit,

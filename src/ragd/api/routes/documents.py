@@ -18,7 +18,7 @@ from ragd.api.auth import Authorized
 from ragd.api.multipart import read_form
 from ragd.api.routes.ingest import MULTIPART_OVERHEAD, check_length
 from ragd.api.routes.search import metrics, services
-from ragd.api.schemas import DeleteOk
+from ragd.api.schemas import DeleteOk, ExtractForm, request_body
 from ragd.bootstrap import Services
 from ragd.errors import InvalidRequest, RagError, UnsupportedMediaType
 from ragd.observe.metrics import Metrics
@@ -99,7 +99,11 @@ def _chunk_view(content: str, meta: Any, mode: str) -> dict[str, Any]:
     return view
 
 
-@router.post("/api/v1/extract", dependencies=[Authorized])
+@router.post(
+    "/api/v1/extract",
+    dependencies=[Authorized],
+    openapi_extra=request_body({"multipart/form-data": ExtractForm}),
+)
 async def extract(request: Request, svc: Annotated[Services, Depends(services)]) -> dict[str, Any]:
     content_type = request.headers.get("content-type", "")
     if not content_type.lower().startswith("multipart/form-data"):

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from ragd.api.auth import Authorized
 from ragd.api.multipart import Form, read_form
 from ragd.api.routes.search import metrics, services
-from ragd.api.schemas import IngestJson, IngestOk
+from ragd.api.schemas import IngestForm, IngestJson, IngestOk, request_body
 from ragd.bootstrap import Services
 from ragd.errors import Forbidden, InvalidRequest, PayloadTooLarge, RagError, UnsupportedMediaType
 from ragd.ingest.pipeline import Outcome
@@ -133,7 +133,12 @@ async def run_ingest(svc: Services, spec: IngestJson, path: Path) -> Outcome:
     return await svc.ingestor.ingest(Blob(name=spec.filename, path=path), ref)
 
 
-@router.put("/api/v1/ingest", response_model=IngestOk, dependencies=[Authorized])
+@router.put(
+    "/api/v1/ingest",
+    response_model=IngestOk,
+    dependencies=[Authorized],
+    openapi_extra=request_body({"multipart/form-data": IngestForm, "application/json": IngestJson}),
+)
 async def ingest(
     request: Request,
     svc: Annotated[Services, Depends(services)],
