@@ -6,11 +6,14 @@ call :func:`open_services` (or construct use-cases directly with their own parts
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
+from ragd.answer.service import ChatAnswerer
+from ragd.chunk.approx_counter import ApproxTokenCounter
 from ragd.chunk.base import Chunker
 from ragd.chunk.factory import build_chunker
 from ragd.embed.base import DenseEmbedder, SparseEmbedder
@@ -20,11 +23,13 @@ from ragd.errors import ConfigurationError, InvalidRequest, MissingDependency
 from ragd.extract.base import Extractor
 from ragd.extract.router import build_extractor, engines, pinned
 from ragd.ingest.pipeline import Ingestor
-from ragd.llm.base import ChatModel
+from ragd.language import load_identifier
+from ragd.llm.base import ChatCompletions, ChatModel, Upstream
 from ragd.objects.base import ObjectStore
 from ragd.observe.metrics import Metrics
 from ragd.rerank.base import Reranker
-from ragd.retrieve.pipeline import SearchPipeline
+from ragd.retrieve.agent import AgenticSearch
+from ragd.retrieve.pipeline import Searcher, SearchPipeline
 from ragd.retrieve.queries import QueryGenerator
 from ragd.retrieve.search import Retriever
 from ragd.settings import Settings
@@ -46,11 +51,15 @@ class Services:
     retriever: Retriever
     manifest: IndexManifest
     metrics: Metrics
-    pipeline: SearchPipeline
+    #: what POST /search and the chat proxy run: the search pipeline, or the agent around it
+    pipeline: Searcher
     reranker: Reranker | None = None
     llm: ChatModel | None = None
     objects: ObjectStore | None = None
     objects_error: MissingDependency | None = None
+    #: the chat proxy (/v1/chat/completions): retrieval answers, and passthrough for other models
+    chat: ChatAnswerer | None = None
+    upstream: Upstream | None = None
 
     def object_store(self) -> ObjectStore:
         """The S3 client, or the install hint when the ``s3`` extra is missing."""
@@ -70,8 +79,13 @@ class Services:
 
 
 async def build_dense(settings: Settings) -> DenseEmbedder:
-    """The configured model behind dynamic batching (concurrent files share model batches)."""
-    return CoalescingEmbedder(await _dense_model(settings))
+    """The configured model; concurrent files share its batches.
+
+    The local model batches every caller's texts itself (by length); a remote one is wrapped in
+    :class:`CoalescingEmbedder`, which merges concurrent calls into shared requests.
+    """
+    model = await _dense_model(settings)
+    return model if settings.embedding.provider == "local" else CoalescingEmbedder(model)
 
 
 async def _dense_model(settings: Settings) -> DenseEmbedder:
@@ -112,6 +126,23 @@ def build_llm(settings: Settings) -> ChatModel | None:
     return OpenAIChatModel.from_settings(settings.llm)
 
 
+def chat_enabled(settings: Settings) -> bool:
+    """The chat proxy runs when it is on and there is an upstream to answer."""
+    return settings.chat.enabled and bool(settings.llm.base_url)
+
+
+def build_chat_upstreams(settings: Settings) -> tuple[ChatCompletions, Upstream]:
+    """The chat proxy's two clients of the upstream: completions (openai SDK), passthrough (httpx)."""
+    from ragd.llm.http_upstream import HttpUpstream
+    from ragd.llm.openai_chat import OpenAICompletions
+
+    timeout_s, retries = settings.chat.timeout_s, settings.chat.retries
+    return (
+        OpenAICompletions.from_settings(settings.llm, timeout_s=timeout_s, retries=retries),
+        HttpUpstream.from_settings(settings.llm, timeout_s=timeout_s, retries=retries),
+    )
+
+
 async def build_objects(settings: Settings) -> tuple[ObjectStore | None, MissingDependency | None]:
     try:
         from ragd.objects.s3 import S3ObjectStore
@@ -148,7 +179,12 @@ async def open_services(settings: Settings, metrics: Metrics | None = None) -> A
     """Build the whole graph from ``settings``; everything is closed on exit."""
     metrics = metrics or Metrics()
     async with AsyncExitStack() as stack:
-        dense = await build_dense(settings)
+        # the language identifier (BM25 stemming, language-aware fusion) loads beside the dense model
+        identifier = asyncio.create_task(asyncio.to_thread(load_identifier))
+        try:
+            dense = await build_dense(settings)
+        finally:
+            await identifier
         stack.push_async_callback(dense.aclose)
         sparse = (
             Bm25SparseEmbedder(settings.sparse.language, settings.sparse.avg_len)
@@ -187,13 +223,31 @@ async def open_services(settings: Settings, metrics: Metrics | None = None) -> A
         generator = QueryGenerator(llm, settings.query_generation, metrics) if llm else None
         if not settings.query_generation.enabled:
             generator = None
-        pipeline = SearchPipeline(
+        pipeline: Searcher = SearchPipeline(
             retriever,
             reranker=reranker,
             rerank_settings=settings.rerank,
             generator=generator,
             metrics=metrics,
         )
+        if settings.agent.enabled and llm is not None:
+            pipeline = AgenticSearch(pipeline, llm, settings.agent, metrics)
+        chat: ChatAnswerer | None = None
+        upstream: Upstream | None = None
+        if chat_enabled(settings):
+            completions, upstream = build_chat_upstreams(settings)
+            stack.push_async_callback(completions.aclose)
+            stack.push_async_callback(upstream.aclose)
+            chat = ChatAnswerer(
+                searcher=pipeline,
+                store=store,
+                llm=completions,
+                counter=dense.tokenizer or ApproxTokenCounter(),
+                settings=settings.chat,
+                mode=settings.retrieval.mode,
+                search_deadline_s=settings.server.search_timeout_s,
+                metrics=metrics,
+            )
         yield Services(
             settings=settings,
             store=store,
@@ -210,4 +264,6 @@ async def open_services(settings: Settings, metrics: Metrics | None = None) -> A
             llm=llm,
             objects=objects,
             objects_error=objects_error,
+            chat=chat,
+            upstream=upstream,
         )

@@ -51,6 +51,11 @@ def _identifier() -> Any:
     return ident
 
 
+def load_identifier() -> None:
+    """Load the identifier now (about a second of CPU) instead of on the first text it sees."""
+    _identifier()
+
+
 def detect_language(text: str, *, default: str | None = None) -> str | None:
     """The ISO 639-1 code of ``text``'s language, or ``default`` when unsure."""
     sample = text[:2000]

@@ -50,7 +50,14 @@ class EmbeddingSettings(BaseModel):
     query_prefix: str = Field("", description="prepended to queries (e5: 'query: ')")
     document_prefix: str = Field("", description="prepended to documents (e5: 'passage: ')")
     batch_size: int = Field(16, ge=1, le=512, description="texts per inference / request batch")
-    threads: int = Field(0, ge=0, description="onnxruntime intra-op threads (0: all cores)")
+    threads: int = Field(0, ge=0, description="local: CPU threads for the model (0: all cores)")
+    lanes: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description="local: document batches run at once, each on threads/lanes threads (0: one per thread,"
+        " at most 4); one lane per core never waits on a core that other ingest work took",
+    )
     max_tokens: int = Field(0, ge=0, description="override the model window (0: from the model)")
     base_url: str | None = Field(None, description="remote provider base URL")
     api_key: str | None = Field(None, description="remote provider API key")
@@ -155,6 +162,56 @@ class QueryGenerationSettings(BaseModel):
     max_queries: int = Field(3, ge=1, le=10)
 
 
+class AgentSettings(BaseModel):
+    enabled: bool = Field(
+        False,
+        description="agentic retrieval for /search and the chat proxy: the LLM writes the queries, grades"
+        " previews of the results and rewrites off-topic ones (needs llm)",
+    )
+    max_iterations: int = Field(3, ge=1, le=10, description="search rounds at most, the first one included")
+    timeout_s: float = Field(
+        20.0, gt=0, description="wall-clock bound on one agentic search; past it, what was found is returned"
+    )
+    token_budget: int = Field(
+        6000, ge=1, description="LLM tokens (prompt + completion) one agentic search may spend"
+    )
+    preview_chars: int = Field(
+        300, ge=20, le=4000, description="characters of each result the model sees when it grades them"
+    )
+    max_queries: int = Field(2, ge=1, le=5, description="queries the model may write per round")
+
+
+class ChatSettings(BaseModel):
+    enabled: bool = Field(
+        True, description="serve POST /v1/chat/completions and GET /v1/models (when llm.base_url is set)"
+    )
+    models: dict[str, str] = Field(
+        default_factory=dict,
+        description='JSON map of model aliases to rag/COLLECTION[/MODEL] names, e.g. {"docs": "rag/kb"}',
+    )
+    default_top_k: int = Field(5, ge=0, le=50, description="sources retrieved per answer (rag_top_k)")
+    context_token_budget: int = Field(
+        3000, ge=1, description="tokens of source text in the context; sources past it are left out whole"
+    )
+    tool_token_budget: int = Field(
+        6000, ge=1, description="tokens of one tool result (a long document is cut there)"
+    )
+    tools_enabled: bool = Field(
+        True, description="offer read_full_document and search_documents (rag_enable_tools=false: off)"
+    )
+    max_tool_iterations: int = Field(3, ge=0, le=10, description="tool rounds before the final answer")
+    timeout_s: float = Field(120.0, gt=0, description="per upstream request (and per streamed chunk)")
+    retries: int = Field(2, ge=0, le=10, description="upstream retries (connect errors; 429/5xx too for rag)")
+
+    @field_validator("models")
+    @classmethod
+    def _rag_targets(cls, v: dict[str, str]) -> dict[str, str]:
+        for alias, target in v.items():
+            if not target.startswith("rag/") or len(target) <= len("rag/"):
+                raise ValueError(f"model alias {alias!r} must map to 'rag/<collection>[/<model>]'")
+        return v
+
+
 class S3Settings(BaseModel):
     endpoint_url: str | None = Field(None, description="S3-compatible endpoint (MinIO); unset: AWS")
     region: str = "us-east-1"
@@ -238,6 +295,8 @@ class Settings(BaseSettings):
     rerank: RerankSettings = RerankSettings()
     llm: LlmSettings = LlmSettings()
     query_generation: QueryGenerationSettings = QueryGenerationSettings()
+    agent: AgentSettings = AgentSettings()
+    chat: ChatSettings = ChatSettings()
     s3: S3Settings = S3Settings()
 
     @property

@@ -2,6 +2,7 @@
 
 INGEST  Blob -extract-> Document -chunk-> [Chunk] -embed-> [EmbeddedChunk] -store-> IngestReport
 SEARCH  query -embed-> StoreQuery -store.search-> [Hit] -dedup-> [Hit][:k]
+ANSWER  [Message] -search-> [Hit] -number-> [Citation] + context -model-> text citing [n]
 
 Records are immutable: change one with :func:`dataclasses.replace`.  Pydantic
 lives at the edges (settings, HTTP schemas); these are plain dataclasses.
@@ -298,3 +299,23 @@ class Message:
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A numbered source put in front of a model: ``[number]`` in its answer points here.
+
+    ``text`` is what the model was shown (a source cut to fit the context budget is shorter
+    than the chunk); ``chunk_id`` is the stored point's id, ``split_id`` its place in the file.
+    """
+
+    number: int
+    chunk_id: str
+    file_id: str
+    name: str
+    source: str
+    text: str
+    score: float
+    split_id: int | None = None
+    page: int | None = None
+    headers: tuple[str, ...] = ()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from ragd.api.app import create_app
@@ -15,6 +16,17 @@ KEY = "test-api-key-0123456789abcdef0123456789"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 ALPHA = b"# Alpha\nThe alpha protocol requires three approvals from the steering board.\n"
 BETA = b"# Beta\nBeta deployments run every Tuesday at 06:00 UTC.\n"
+
+
+GAMMA = b"# Gamma\nGamma releases are frozen during the December holidays.\n"
+
+
+def ingest_three(server: LiveServer) -> None:
+    """Upload alpha.md, beta.md and gamma.md into collection ``kb`` over HTTP."""
+    for file_id, name, data in (("a", "alpha.md", ALPHA), ("b", "beta.md", BETA), ("g", "gamma.md", GAMMA)):
+        form = {"file_id": file_id, "filename": name, "collection_name": "kb", "user_id": "u"}
+        r = httpx.put(f"{server.url}/api/v1/ingest", files={"file": (name, data)}, data=form, headers=AUTH)
+        assert r.status_code == 200, r.text
 
 
 def service_settings(data_dir: Path, model_cache: Path, **server: object) -> Settings:

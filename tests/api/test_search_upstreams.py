@@ -15,11 +15,9 @@ import pytest
 
 from ragd.api.app import create_app
 from ragd.settings import LlmSettings, RerankSettings
-from tests.api.conftest import ALPHA, AUTH, BETA, service_settings
+from tests.api.conftest import AUTH, ingest_three, service_settings
 from tests.support.live_server import LiveServer
 from tests.support.scripted_http import RecordedRequest, Reply, ScriptedServer
-
-GAMMA = b"# Gamma\nGamma releases are frozen during the December holidays.\n"
 
 
 def cohere_scores(request: RecordedRequest) -> Reply:
@@ -51,16 +49,7 @@ def live(
     )
     with LiveServer(create_app(settings)) as server:
         server.wait_ready()
-        for file_id, name, data in (
-            ("a", "alpha.md", ALPHA),
-            ("b", "beta.md", BETA),
-            ("g", "gamma.md", GAMMA),
-        ):
-            form = {"file_id": file_id, "filename": name, "collection_name": "kb", "user_id": "u"}
-            r = httpx.put(
-                f"{server.url}/api/v1/ingest", files={"file": (name, data)}, data=form, headers=AUTH
-            )
-            assert r.status_code == 200, r.text
+        ingest_three(server)
         yield server
 
 

@@ -15,7 +15,7 @@ from ragd.embed.base import DenseEmbedder
 from ragd.embed.hf_tokenizer import ModelInputs
 from ragd.embed.local_onnx import OnnxDenseEmbedder
 from ragd.embed.model_source import ModelFolder
-from ragd.embed.onnx_runner import open_encoder
+from ragd.embed.onnx_runner import Matrix, OnnxEncoder, open_encoder
 from ragd.errors import ConfigurationError, EmbeddingFailed
 from ragd.settings import PACKAGED_MINILM, EmbeddingSettings
 
@@ -106,7 +106,7 @@ def test_max_tokens_beyond_the_model_positions_is_refused(model_cache: Path) -> 
 
 
 def test_onnxruntime_failure_becomes_embedding_failed(packaged: ModelFolder, model_cache: Path) -> None:
-    encoder = open_encoder(packaged, model_cache, threads=1)
+    encoder = open_encoder(packaged, model_cache, batch_threads=1, query_threads=1)
     out_of_vocabulary = np.array([[101, 10_000_000, 102]], dtype=np.int64)
     batch = ModelInputs(out_of_vocabulary, np.ones_like(out_of_vocabulary), np.zeros_like(out_of_vocabulary))
 
@@ -146,9 +146,77 @@ async def test_event_loop_keeps_ticking_during_a_large_batch(dense: DenseEmbedde
 async def test_a_query_is_served_between_the_batches_of_a_long_ingest(make_embedder: Make) -> None:
     embedder = make_embedder(batch_size=4)
     ingest = asyncio.create_task(embedder.embed_documents([chunk_text(seed, 250) for seed in range(12)]))
-    await asyncio.sleep(0)  # the ingest queues its tokenizing job; batches follow one at a time
+    await asyncio.sleep(0)  # the ingest is tokenized and queued; lanes work through its batches
 
     await embedder.embed_query("a query while ingesting")
 
     assert not ingest.done(), "the query should not have waited for the whole ingest"
     assert len(await ingest) == 12
+
+
+async def test_concurrent_calls_share_batches_and_get_their_own_vectors(make_embedder: Make) -> None:
+    embedder = make_embedder(batch_size=4, lanes=2, threads=2)
+    lengths = [10 + 37 * (seed % 6) for seed in range(11)]
+    calls = [[chunk_text(100 * call + row, lengths[call + row]) for row in range(5)] for call in range(6)]
+    alone = [await embedder.embed_documents(texts) for texts in calls]
+
+    together = await asyncio.gather(*(embedder.embed_documents(texts) for texts in calls))
+
+    for mine, reference in zip(together, alone, strict=True):
+        assert len(mine) == len(reference)
+        for vector, expected in zip(mine, reference, strict=True):
+            np.testing.assert_allclose(vector, expected, atol=1e-5)
+
+
+class _Poisoned:
+    """An encoder that fails any batch holding one token id (a real encoder otherwise)."""
+
+    def __init__(self, inner: OnnxEncoder, poison: int) -> None:
+        self._inner = inner
+        self._poison = poison
+
+    def encode(self, batch: ModelInputs, *, query: bool = False) -> Matrix:
+        if (batch.input_ids == self._poison).any():
+            raise EmbeddingFailed("onnxruntime failed on a batch (poisoned for the test)")
+        return self._inner.encode(batch, query=query)
+
+
+async def test_a_failed_batch_fails_only_the_calls_in_it(make_embedder: Make) -> None:
+    embedder = make_embedder(batch_size=8, lanes=1, threads=1)
+    poison = embedder._tokenizer.encode_for_model(["zebra"])[0][1]
+    embedder._encoder = _Poisoned(embedder._encoder, poison)  # type: ignore[assignment]
+    healthy = [chunk_text(seed, 200) for seed in range(6)]  # never batched with a 6-token text
+
+    bad, good = await asyncio.gather(
+        embedder.embed_documents(["zebra zebra zebra", chunk_text(99, 200)]),
+        embedder.embed_documents(healthy),
+        return_exceptions=True,
+    )
+
+    assert isinstance(bad, EmbeddingFailed)
+    assert isinstance(good, list)
+    assert len(good) == len(healthy)
+    assert len(embedder._queue) == 0, "the failed call's other texts were left queued"
+    assert len(await embedder.embed_documents(["after the failure"])) == 1
+
+
+async def test_a_cancelled_call_leaves_nothing_queued(make_embedder: Make) -> None:
+    embedder = make_embedder(batch_size=1, lanes=1, threads=1)
+    call = asyncio.create_task(embedder.embed_documents([chunk_text(seed, 250) for seed in range(40)]))
+    while len(embedder._queue) == 0:
+        await asyncio.sleep(0.005)
+
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+
+    assert len(embedder._queue) == 0
+    assert len(await embedder.embed_documents(["still serving"])) == 1
+
+
+async def test_lanes_give_the_same_vectors_in_the_same_order(make_embedder: Make) -> None:
+    texts = [chunk_text(seed, 20 + 23 * seed) for seed in range(10)]
+    one = await make_embedder(batch_size=2, lanes=1, threads=2).embed_documents(texts)
+    two = await make_embedder(batch_size=2, lanes=2, threads=2).embed_documents(texts)
+    for a, b in zip(one, two, strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-5)

@@ -20,7 +20,7 @@ from ragd.embed.onnx_runner import OnnxEncoder, open_encoder
 def built_graph(packaged: ModelFolder, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A cache folder holding one freshly built graph (built by this module, not borrowed)."""
     cache = tmp_path_factory.mktemp("graph-cache")
-    encoder = open_encoder(packaged, cache, threads=1)
+    encoder = open_encoder(packaged, cache, batch_threads=1, query_threads=1)
     assert encoder.built
     return encoder.source
 
@@ -32,7 +32,7 @@ def _probe(encoder: OnnxEncoder, packaged: ModelFolder) -> np.ndarray:
 
 def test_second_open_reuses_the_cached_graph(packaged: ModelFolder, built_graph: Path) -> None:
     mtime = built_graph.stat().st_mtime_ns
-    encoder = open_encoder(packaged, built_graph.parent, threads=1)
+    encoder = open_encoder(packaged, built_graph.parent, batch_threads=1, query_threads=1)
 
     assert not encoder.built
     assert encoder.source == built_graph
@@ -49,7 +49,7 @@ def test_damaged_cache_file_is_rebuilt(
     damaged = {"truncate": data[: len(data) // 2], "garbage": b"\x00not a model" * 100}[damage]
     cached.write_bytes(damaged)
 
-    encoder = open_encoder(packaged, tmp_path, threads=1)
+    encoder = open_encoder(packaged, tmp_path, batch_threads=1, query_threads=1)
 
     assert encoder.built
     assert cached.read_bytes() == data
@@ -62,7 +62,7 @@ def test_graph_without_its_key_is_rebuilt(packaged: ModelFolder, built_graph: Pa
     del model.metadata_props[:]
     (tmp_path / built_graph.name).write_bytes(model.SerializeToString())
 
-    encoder = open_encoder(packaged, tmp_path, threads=1)
+    encoder = open_encoder(packaged, tmp_path, batch_threads=1, query_threads=1)
 
     assert encoder.built
     stored = {p.key: p.value for p in onnx.load(str(encoder.source), load_external_data=False).metadata_props}

@@ -20,9 +20,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragd import __version__
 from ragd.api import errors
-from ragd.api.routes import documents, health, ingest, search
+from ragd.api.routes import chat, documents, health, ingest, search
 from ragd.api.state import AppState, ServicesFactory
-from ragd.bootstrap import open_services
+from ragd.bootstrap import chat_enabled, open_services
 from ragd.observe.metrics import Metrics
 from ragd.settings import Settings
 
@@ -91,6 +91,8 @@ def create_app(settings: Settings, factory: ServicesFactory | None = None) -> Fa
     errors.install(app)
     for router in (health.router, search.router, ingest.router, documents.router):
         app.include_router(router)
+    if chat_enabled(settings):
+        app.include_router(chat.router)
     if not settings.server.metrics_enabled:
         app.router.routes = [r for r in app.router.routes if getattr(r, "path", "") != "/metrics"]
     app.add_middleware(RequestMetrics, metrics=metrics)

@@ -13,6 +13,12 @@ a file ragd cannot read is the file's fault, so ``EXTRACTION_FAILED`` is a
 it behaves the same; monitoring no longer pages on users' broken files).  Elsewhere ragd's own code and
 status apply (docs/errors.md).  Unexpected exceptions are logged with their
 traceback and answered ``500 PIPELINE_FAILED`` without internals.
+
+On the OpenAI-compatible surface (``/v1/…``, the chat proxy) every error — ragd's, the auth
+gate's 401, a validation 422, an unknown route — is OpenAI's shape instead, which the ``openai``
+SDKs and Open WebUI read::
+
+    {"error": {"message": "<message>", "type": "invalid_request_error", "param": null, "code": "<CODE>"}}
 """
 
 from __future__ import annotations
@@ -20,8 +26,12 @@ from __future__ import annotations
 import logging
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
 
+from ragd.api.openai_wire import error_body as openai_error_body
 from ragd.errors import (
     EmbeddingFailed,
     ExtractionError,
@@ -41,6 +51,8 @@ from ragd.errors import (
 log = logging.getLogger(__name__)
 
 COMPAT_PREFIX = "/api/v1/"
+OPENAI_PREFIX = "/v1/"
+_HTTP_CODES = {401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
 
 # (error class, status, code) in lookup order: the first isinstance match wins.
 _COMPAT: tuple[tuple[type[RagError], int, str], ...] = (
@@ -84,9 +96,23 @@ def error_body(
     return {"detail": detail}
 
 
+def _openai_surface(request: Request) -> bool:
+    return request.url.path.startswith(OPENAI_PREFIX)
+
+
+def openai_message(exc: RagError) -> str:
+    return f"{exc.message} ({exc.hint})" if exc.hint else exc.message
+
+
 async def _rag_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RagError)
     debug = request.app.state.ragd.settings.server.debug
+    headers = {"Retry-After": "5"} if isinstance(exc, NotReady) else None
+    if _openai_surface(request):
+        if exc.http_status >= 500:
+            log.warning("%s %s failed: %s %s", request.method, request.url.path, exc.code, exc)
+        body = openai_error_body(exc.http_status, openai_message(exc), exc.code)
+        return JSONResponse(body, status_code=exc.http_status, headers=headers)
     if request.url.path.startswith(COMPAT_PREFIX):
         status, code = compat_status(exc, request.method)
     else:
@@ -94,16 +120,45 @@ async def _rag_error(request: Request, exc: Exception) -> JSONResponse:
     if status >= 500:
         log.warning("%s %s failed: %s %s", request.method, request.url.path, exc.code, exc)
     body = error_body(exc, code, reason=exc.code, debug=debug)
-    headers = {"Retry-After": "5"} if isinstance(exc, NotReady) else None
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """FastAPI's own rendering, except on the OpenAI surface (the auth gate's 401, unknown routes)."""
+    assert isinstance(exc, HTTPException)
+    if not _openai_surface(request):
+        return await http_exception_handler(request, exc)
+    message = exc.detail if isinstance(exc.detail, str) else "request failed"
+    code = _HTTP_CODES.get(exc.status_code, "INVALID_REQUEST")
+    body = openai_error_body(exc.status_code, message, code)
+    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    """FastAPI's 422, in OpenAI's shape on the OpenAI surface (``param`` names the first bad field)."""
+    assert isinstance(exc, RequestValidationError)
+    if not _openai_surface(request):
+        return await request_validation_exception_handler(request, exc)
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
+        problems.append(f"{where}: {error.get('msg', 'invalid')}" if where else str(error.get("msg")))
+    first = exc.errors()[0].get("loc", ()) if exc.errors() else ()
+    param = ".".join(str(part) for part in first if part != "body") or None
+    body = openai_error_body(422, "; ".join(problems) or "invalid request", "INVALID_REQUEST", param)
+    return JSONResponse(body, status_code=422)
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     wrapped = RagError("internal error; see the server log")
+    if _openai_surface(request):
+        return JSONResponse(openai_error_body(500, wrapped.message, wrapped.code), status_code=500)
     return JSONResponse(error_body(wrapped, "PIPELINE_FAILED"), status_code=500)
 
 
 def install(app: FastAPI) -> None:
     app.add_exception_handler(RagError, _rag_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(Exception, _unexpected)

@@ -1,11 +1,12 @@
-"""Dynamic batching: concurrent ``embed_documents`` calls share model batches.
+"""Dynamic batching for remote embedders: concurrent ``embed_documents`` calls share requests.
 
-Ingesting a folder embeds each file's few chunks separately, and on a CPU many
-tiny batches cost more per text than a few large length-sorted ones.
-:class:`CoalescingEmbedder` queues concurrent callers' texts and, each
-time the model is free, sends everything queued (up to ``max_texts``) as one
-call — so with several files in flight the model runs back to back on full,
-length-sorted batches, and a lone caller waits for nothing extra.
+Ingesting a folder embeds each file's few chunks separately, and many tiny
+requests cost more per text than a few full ones.  :class:`CoalescingEmbedder`
+queues concurrent callers' texts and, each time the previous request is done,
+sends everything queued (up to ``max_texts``) as one call — so with several
+files in flight the provider gets full requests back to back, and a lone
+caller waits for nothing extra.  (The local model does this per batch itself:
+:mod:`ragd.embed.length_queue`.)
 
 Failures stay per group: every caller whose texts were in a failed call gets
 that call's exception; callers in other calls are unaffected.

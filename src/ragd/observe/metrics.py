@@ -71,6 +71,19 @@ class Metrics:
         self.agent_timeouts = Counter("agent_timeouts_total", "Agent loops cut by the deadline", registry=r)
         self.agent_fallbacks = Counter("agent_fallback_total", "Agent fallbacks", ["reason"], registry=r)
         self.agent_tokens = Counter("agent_tokens_total", "LLM tokens used by agents", ["role"], registry=r)
+        # chat proxy (/v1/chat/completions): kind is rag or passthrough, outcome ok or an error code
+        self.chat_requests = Counter(
+            "chat_requests_total", "Chat completion requests", ["kind", "outcome"], registry=r
+        )
+        self.chat_duration = Histogram(
+            "chat_duration_seconds", "Chat latency to the response head", ["kind"], buckets=_SLOW, registry=r
+        )
+        self.chat_tool_calls = Counter(
+            "chat_tool_calls_total", "Server-side tool calls by the model", ["tool"], registry=r
+        )
+        self.chat_upstream_failures = Counter(
+            "chat_upstream_failures_total", "Upstream LLM failures", ["kind"], registry=r
+        )
         # ingestion (names as the ingestion-service's)
         self.ingest_requests = Counter(
             "ingest_requests_total", "Ingest requests", ["outcome", "code"], registry=r

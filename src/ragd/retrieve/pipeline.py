@@ -17,6 +17,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ragd.errors import RagError
 from ragd.observe.metrics import Metrics
@@ -49,6 +50,16 @@ class PipelineResult:
     #: "reranked", "rerank_failed" (failed open) or "unranked" (no reranker)
     rerank: str = "unranked"
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: agentic search only: search rounds run, and why the loop stopped
+    #: ("accept", "timeout", "budget", "max_iterations" or "fallback"); 0 and "" otherwise
+    iterations: int = 0
+    stopped: str = ""
+
+
+class Searcher(Protocol):
+    """The search use-case as its callers see it: :class:`SearchPipeline` or an agent around one."""
+
+    async def run(self, request: PipelineRequest) -> PipelineResult: ...
 
 
 class SearchPipeline:

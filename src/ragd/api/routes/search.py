@@ -20,6 +20,7 @@ from ragd.api.schemas import SearchBody, SearchResponse
 from ragd.bootstrap import Services
 from ragd.errors import RagError
 from ragd.observe.metrics import Metrics
+from ragd.retrieve.agent import AgenticSearch
 from ragd.retrieve.pipeline import PipelineRequest, PipelineResult
 from ragd.types import Message
 
@@ -63,7 +64,7 @@ async def search(
     m: Annotated[Metrics, Depends(metrics)],
 ) -> SearchResponse:
     started = time.perf_counter()
-    pipeline = "linear"
+    pipeline = "agentic" if isinstance(svc.pipeline, AgenticSearch) else "linear"
     try:
         result = await svc.pipeline.run(to_request(body, svc))
     except RagError as exc:

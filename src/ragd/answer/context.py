@@ -1,0 +1,98 @@
+"""Numbered context for a model: hits become :class:`Citation` records, cut to a token budget.
+
+Pure functions.  The budget counts the tokens of the sources' text (the tokenizer is the dense
+embedder's when it is local, else an estimate).  Sources are kept in rank order while they fit
+and cut whole past that; the first is always kept — cut to the budget when it alone exceeds it —
+so a tight budget never leaves the model with no context.  Each source is rendered as::
+
+    <document index="1" source="alpha.md" path="docs/alpha.md" chunk="0" score="0.853" file_id="a">
+    …text…
+    </document>
+
+with ``page`` (1-based, for people) and ``section`` (the heading breadcrumb) when known.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ragd.chunk.base import TokenCounter
+from ragd.types import Citation, Hit
+
+ELLIPSIS = " …"
+
+
+def citation(hit: Hit, number: int) -> Citation:
+    """``hit`` as source ``[number]``."""
+    meta = hit.meta
+    name = _text(meta.get("name")) or _text(meta.get("source"))
+    headers = meta.get("headers")
+    return Citation(
+        number=number,
+        chunk_id=hit.id,
+        file_id=_text(meta.get("file_id")),
+        name=name,
+        source=_text(meta.get("source")) or name,
+        text=hit.content,
+        score=float(hit.score),
+        split_id=_int(meta.get("split_id")),
+        page=_int(meta.get("page")),
+        headers=tuple(str(h) for h in headers) if isinstance(headers, list | tuple) else (),
+    )
+
+
+def number_hits(hits: Iterable[Hit], start: int = 1) -> list[Citation]:
+    return [citation(hit, start + i) for i, hit in enumerate(hits)]
+
+
+def truncate_tokens(text: str, counter: TokenCounter, limit: int) -> str:
+    """``text`` cut after its first ``limit`` tokens (at least one), marked with an ellipsis."""
+    spans = counter.token_spans(text)
+    if len(spans) <= limit:
+        return text
+    return text[: spans[max(limit, 1) - 1][1]].rstrip() + ELLIPSIS
+
+
+def fit_budget(citations: Sequence[Citation], counter: TokenCounter, budget: int) -> list[Citation]:
+    """The leading sources whose text fits ``budget`` tokens together; never empty if any were given."""
+    kept: list[Citation] = []
+    used = 0
+    for item in citations:
+        tokens = counter.count(item.text)
+        if used + tokens > budget:
+            if not kept:
+                kept.append(replace(item, text=truncate_tokens(item.text, counter, budget)))
+            break
+        kept.append(item)
+        used += tokens
+    return kept
+
+
+def render_source(item: Citation) -> str:
+    attrs: dict[str, Any] = {
+        "index": item.number,
+        "source": item.name,
+        "path": item.source,
+        "chunk": item.split_id,
+        "score": f"{item.score:.3f}",
+        "file_id": item.file_id,
+        "page": None if item.page is None else item.page + 1,
+        "section": " > ".join(item.headers) or None,
+    }
+    rendered = " ".join(f'{k}="{html.escape(str(v), quote=True)}"' for k, v in attrs.items() if v is not None)
+    return f"<document {rendered}>\n{item.text}\n</document>"
+
+
+def render_context(citations: Iterable[Citation]) -> str:
+    return "\n".join(render_source(c) for c in citations)
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

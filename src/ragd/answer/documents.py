@@ -1,0 +1,83 @@
+"""A whole document, reassembled from its chunks in the store — never read from disk.
+
+``read_full_document`` must not become a file reader: a document is the points stored under one
+``file_id`` in one collection, ordered by ``split_id``, with the overlap between neighbours
+removed.  Whatever a model passes in is only ever compared with stored values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragd.store.base import VectorStore
+from ragd.types import PointFilter, StoredChunk
+
+SCROLL_PAGE = 256
+MAX_CHUNKS = 20_000
+MIN_OVERLAP = 8
+MAX_OVERLAP = 4000
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDocument:
+    file_id: str
+    name: str
+    source: str
+    text: str
+    chunks: int
+
+
+def overlap(left: str, right: str, *, minimum: int = MIN_OVERLAP, maximum: int = MAX_OVERLAP) -> int:
+    """Length of the longest suffix of ``left`` that begins ``right`` (0 below ``minimum``)."""
+    tail = left[-maximum:]
+    if not right:
+        return 0
+    start = tail.find(right[0])
+    while start != -1:
+        size = len(tail) - start
+        if size < minimum:
+            return 0
+        if right.startswith(tail[start:]):
+            return size
+        start = tail.find(right[0], start + 1)
+    return 0
+
+
+def join_chunks(texts: Sequence[str]) -> str:
+    """Consecutive chunk texts as one text: overlapping text once, otherwise a line break between."""
+    if not texts:
+        return ""
+    out = texts[0]
+    for text in texts[1:]:
+        shared = overlap(out, text)
+        out += text[shared:] if shared else "\n" + text
+    return out
+
+
+def _split_id(chunk: StoredChunk) -> int:
+    value = chunk.meta.get("split_id")
+    return value if isinstance(value, int) else 0
+
+
+async def read_document(store: VectorStore, collection: str, file_id: str) -> StoredDocument | None:
+    """The document stored as ``file_id`` in ``collection``, or None when it has no chunks there."""
+    flt = PointFilter(collection_names=(collection,), file_id=file_id)
+    chunks: list[StoredChunk] = []
+    offset: str | None = None
+    while len(chunks) < MAX_CHUNKS:
+        page, offset = await store.scroll(flt, limit=SCROLL_PAGE, offset=offset)
+        chunks.extend(page)
+        if offset is None:
+            break
+    if not chunks:
+        return None
+    chunks.sort(key=_split_id)
+    meta = chunks[0].meta
+    return StoredDocument(
+        file_id=file_id,
+        name=str(meta.get("name") or ""),
+        source=str(meta.get("source") or meta.get("name") or ""),
+        text=join_chunks([c.content for c in chunks]),
+        chunks=len(chunks),
+    )

@@ -1,0 +1,58 @@
+"""The records of the answer use-case: a chat request in, an answer (or its stream of events) out."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragd.types import Citation, Message
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    model: str  # the upstream model that answers
+    collection: str
+    messages: tuple[Message, ...]
+    top_k: int
+    tools: bool = True
+    #: OpenAI request fields passed on as given (temperature, max_tokens, stop …)
+    params: Mapping[str, Any] = field(default_factory=dict)
+    include_usage: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def plus(self, prompt: int | None, completion: int | None) -> Usage:
+        return Usage(self.prompt_tokens + (prompt or 0), self.completion_tokens + (completion or 0))
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerEnd:
+    finish_reason: str
+    usage: Usage
+    citations: tuple[Citation, ...]
+    #: the numbers the answer cites, and those of them no source carries
+    cited: tuple[int, ...]
+    unmatched: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    text: str
+    end: AnswerEnd
+    retrieved: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerStream:
+    retrieved: bool
+    events: AsyncIterator[AnswerDelta | AnswerEnd]

@@ -1,0 +1,236 @@
+"""The OpenAI chat-completions wire format, as the chat proxy speaks it (``contracts.md`` §4, §5).
+
+Request bodies are validated here (unknown fields are kept and passed upstream); responses are
+built here: the ``chat.completion`` body, the ``chat.completion.chunk`` SSE events (role chunk,
+content deltas, one ``finish_reason``, the usage chunk when asked, ``[DONE]``) and the
+``{"error": {...}}`` body.  Sources ride along as ``rag_sources`` (agent-cli's field: ``source``,
+``path``, ``chunk_id`` = the chunk's place in its file, ``score``; plus ``index`` = the ``[n]`` the
+model cites, ``file_id``, ``point_id``, ``page`` (0-based), ``headers``, ``snippet``, ``cited``) and
+``rag_unmatched_citations`` (markers that point at no source), identical in both modes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragd.answer.records import AnswerEnd, Usage
+from ragd.api.schemas import COLLECTION_PATTERN
+from ragd.types import Citation
+
+SNIPPET_CHARS = 300
+DONE = b"data: [DONE]\n\n"
+#: request fields the proxy handles itself on rag models (the rest go upstream as given)
+NOT_FORWARDED = frozenset(
+    {
+        "tools",
+        "tool_choice",
+        "functions",
+        "function_call",
+        "parallel_tool_calls",
+        "n",
+        "logprobs",
+        "top_logprobs",
+    }
+)
+
+
+class ContentPart(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: str = Field(max_length=64)
+    text: str | None = None
+
+
+class WireMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str = Field(max_length=32)
+    content: str | list[ContentPart] | None = None
+
+    def text(self) -> str:
+        """A string as is; content parts' text parts joined by blank lines (images are ignored)."""
+        if self.content is None or isinstance(self.content, str):
+            return self.content or ""
+        return "\n\n".join(p.text for p in self.content if p.type == "text" and p.text)
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    include_usage: bool | None = False
+
+
+class ModelField(BaseModel):
+    """What routing needs from any request, passthrough included."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str = Field(min_length=1, max_length=512)
+    rag_collection: str | None = Field(
+        None, pattern=COLLECTION_PATTERN, description="retrieve from this collection, whatever the model"
+    )
+
+
+class ChatCompletionBody(ModelField):
+    """``POST /v1/chat/completions``; fields not listed (temperature, max_tokens …) go upstream."""
+
+    messages: list[WireMessage] = Field(min_length=1, max_length=1000)
+    stream: bool | None = False
+    stream_options: StreamOptions | None = None
+    rag_top_k: int | None = Field(None, ge=0, le=50, description="sources to retrieve; 0: no retrieval")
+    rag_enable_tools: bool | None = Field(None, description="false: no read_full_document/search_documents")
+
+    @property
+    def include_usage(self) -> bool:
+        return bool(self.stream and self.stream_options and self.stream_options.include_usage)
+
+    def upstream_params(self) -> dict[str, Any]:
+        return {k: v for k, v in (self.model_extra or {}).items() if k not in NOT_FORWARDED}
+
+
+def inline_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s JSON schema with its ``$defs`` inlined, for an OpenAPI ``requestBody``."""
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            if ref.startswith("#/$defs/"):
+                return inline(defs[ref.removeprefix("#/$defs/")])
+            return {k: inline(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [inline(v) for v in node]
+        return node
+
+    return inline(schema)  # type: ignore[no-any-return]
+
+
+def request_body_schema() -> dict[str, Any]:
+    schema = inline_schema(ChatCompletionBody)
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+def completion_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex}"
+
+
+def source_view(item: Citation, cited: bool) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "index": item.number,
+        "source": item.name,
+        "path": item.source,
+        "chunk_id": item.split_id,
+        "score": round(item.score, 6),
+        "file_id": item.file_id,
+        "point_id": item.chunk_id,
+        "snippet": _snippet(item.text),
+        "cited": cited,
+    }
+    if item.page is not None:
+        view["page"] = item.page
+    if item.headers:
+        view["headers"] = list(item.headers)
+    return view
+
+
+def rag_fields(end: AnswerEnd) -> dict[str, Any]:
+    return {
+        "rag_sources": [source_view(c, c.number in end.cited) for c in end.citations],
+        "rag_unmatched_citations": list(end.unmatched),
+    }
+
+
+def usage_view(usage: Usage) -> dict[str, int]:
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+    }
+
+
+def completion_body(
+    *, id_: str, model: str, text: str, end: AnswerEnd, extra: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "id": id_,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "logprobs": None,
+                "finish_reason": end.finish_reason,
+            }
+        ],
+        "usage": usage_view(end.usage),
+        **extra,
+    }
+
+
+def error_body(status: int, message: str, code: str, param: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": error_type(status), "param": param, "code": code}}
+
+
+def error_type(status: int) -> str:
+    if status == 401:
+        return "authentication_error"
+    if status == 403:
+        return "permission_error"
+    if status == 502:
+        return "upstream_error"
+    return "server_error" if status >= 500 else "invalid_request_error"
+
+
+def sse(payload: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+
+
+class ChunkWriter:
+    """The ``chat.completion.chunk`` events of one streamed answer (one id, one created time)."""
+
+    def __init__(self, model: str, *, include_usage: bool) -> None:
+        self.id = completion_id()
+        self.created = int(time.time())
+        self.model = model
+        self.include_usage = include_usage
+
+    def _chunk(self, choices: list[dict[str, Any]], **extra: Any) -> bytes:
+        payload: dict[str, Any] = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": choices,
+        }
+        if self.include_usage:
+            payload["usage"] = None
+        payload.update(extra)
+        return sse(payload)
+
+    def _choice(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+
+    def role(self) -> bytes:
+        return self._chunk([self._choice({"role": "assistant", "content": ""})])
+
+    def content(self, text: str) -> bytes:
+        return self._chunk([self._choice({"content": text})])
+
+    def finish(self, reason: str, extra: dict[str, Any]) -> bytes:
+        return self._chunk([self._choice({}, reason)], **extra)
+
+    def usage(self, usage: Usage) -> bytes:
+        return self._chunk([], usage=usage_view(usage))
+
+    @staticmethod
+    def error(status: int, message: str, code: str) -> bytes:
+        return sse(error_body(status, message, code))
+
+
+def _snippet(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= SNIPPET_CHARS else flat[:SNIPPET_CHARS].rstrip() + "…"

@@ -1,0 +1,236 @@
+"""``POST /v1/chat/completions`` and ``GET /v1/models``: an OpenAI-compatible chat proxy with citations.
+
+A model named ``rag/<collection>[/<model>]`` (or an alias from ``RAGD_CHAT__MODELS``, or any model
+with ``rag_collection``) is answered from the collection by :class:`ragd.answer.service.ChatAnswerer`;
+every other request goes to the upstream byte for byte, streaming included, and its answer comes
+back as the upstream wrote it.  Errors are OpenAI-shaped (``api/errors.py``, by the ``/v1/`` prefix).
+Registered only when the proxy is on and an upstream is configured (``bootstrap.chat_enabled``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, TypeVar
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import ValidationError
+from starlette.background import BackgroundTask
+
+from ragd.answer.records import AnswerDelta, AnswerEnd, AnswerStream, ChatRequest
+from ragd.answer.routing import rag_model_names, rag_target
+from ragd.answer.service import ChatAnswerer
+from ragd.api.auth import Authorized
+from ragd.api.openai_wire import (
+    DONE,
+    ChatCompletionBody,
+    ChunkWriter,
+    ModelField,
+    completion_body,
+    completion_id,
+    rag_fields,
+    request_body_schema,
+)
+from ragd.api.routes.search import metrics, services
+from ragd.bootstrap import Services
+from ragd.errors import InvalidRequest, NotFound, PayloadTooLarge, RagError, UpstreamFailed
+from ragd.llm.base import Forwarded, Upstream
+from ragd.observe.metrics import Metrics
+from ragd.types import Message, PointFilter
+
+log = logging.getLogger(__name__)
+router = APIRouter()
+
+MAX_BODY_BYTES = 16 * 1024 * 1024
+MAX_LISTED_COLLECTIONS = 1000
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def _proxy(svc: Services) -> tuple[ChatAnswerer, Upstream]:
+    if svc.chat is None or svc.upstream is None:
+        raise NotFound("the chat proxy is off", hint="set RAGD_LLM__BASE_URL and RAGD_CHAT__ENABLED=true")
+    return svc.chat, svc.upstream
+
+
+async def _read_body(request: Request) -> bytes:
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > MAX_BODY_BYTES:
+            raise PayloadTooLarge(f"request body exceeds {MAX_BODY_BYTES} bytes")
+    return bytes(body)
+
+
+_Body = TypeVar("_Body", bound=ModelField)
+
+
+def _validated(model: type[_Body], payload: object) -> _Body:
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        raise RequestValidationError(
+            [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False, include_context=False)]
+        ) from None
+
+
+@router.post(
+    "/v1/chat/completions",
+    dependencies=[Authorized],
+    openapi_extra=request_body_schema(),
+    response_model=None,
+)
+async def chat_completions(
+    request: Request,
+    svc: Annotated[Services, Depends(services)],
+    m: Annotated[Metrics, Depends(metrics)],
+) -> Response:
+    answerer, upstream = _proxy(svc)
+    raw = await _read_body(request)
+    try:
+        payload = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise InvalidRequest("the request body is not valid JSON") from None
+    if not isinstance(payload, dict):
+        raise InvalidRequest("the request body must be a JSON object")
+    head = _validated(ModelField, payload)
+    target = rag_target(
+        head.model,
+        aliases=svc.settings.chat.models,
+        default_model=svc.settings.llm.model,
+        collection=head.rag_collection,
+    )
+    if target is None:
+        return await _passthrough(raw, request, upstream, m)
+    body = _validated(ChatCompletionBody, payload)
+    chat = ChatRequest(
+        model=target.model,
+        collection=target.collection,
+        messages=tuple(Message(msg.role, msg.text()) for msg in body.messages),
+        top_k=svc.settings.chat.default_top_k if body.rag_top_k is None else body.rag_top_k,
+        tools=body.rag_enable_tools is not False,
+        params=body.upstream_params(),
+        include_usage=body.include_usage,
+    )
+    return await _answer(answerer, chat, body, m)
+
+
+async def _answer(
+    answerer: ChatAnswerer, chat: ChatRequest, body: ChatCompletionBody, m: Metrics
+) -> Response:
+    started = time.perf_counter()
+    try:
+        if body.stream:
+            opened = await answerer.stream(chat)
+        else:
+            answer = await answerer.answer(chat)
+    except RagError as exc:
+        _count_failure(m, "rag", exc)
+        raise
+    m.chat_duration.labels("rag").observe(time.perf_counter() - started)
+    if body.stream:
+        writer = ChunkWriter(body.model, include_usage=body.include_usage)
+        return StreamingResponse(_sse(opened, writer, m), media_type="text/event-stream", headers=SSE_HEADERS)
+    m.chat_requests.labels("rag", "ok").inc()
+    extra = rag_fields(answer.end) if answer.retrieved else {}
+    return JSONResponse(
+        completion_body(id_=completion_id(), model=body.model, text=answer.text, end=answer.end, extra=extra)
+    )
+
+
+async def _sse(opened: AnswerStream, writer: ChunkWriter, m: Metrics) -> AsyncIterator[bytes]:
+    """Role chunk, content deltas, one finish chunk (with the sources), usage when asked, [DONE]."""
+    outcome = "disconnected"
+    end: AnswerEnd | None = None
+    try:
+        yield writer.role()
+        async for event in opened.events:
+            if isinstance(event, AnswerDelta):
+                yield writer.content(event.text)
+            else:
+                end = event
+        if end is None:
+            raise UpstreamFailed("the answer ended without a finish")
+        yield writer.finish(end.finish_reason, rag_fields(end) if opened.retrieved else {})
+        if writer.include_usage:
+            yield writer.usage(end.usage)
+        yield DONE
+        outcome = "ok"
+    except RagError as exc:
+        log.warning("chat stream broke off: %s %s", exc.code, exc)
+        outcome = exc.code
+        if isinstance(exc, UpstreamFailed):
+            m.chat_upstream_failures.labels("rag").inc()
+        yield writer.error(exc.http_status, exc.message, exc.code)
+    finally:
+        close = getattr(opened.events, "aclose", None)
+        if close is not None:
+            await close()
+        m.chat_requests.labels("rag", outcome).inc()
+
+
+async def _passthrough(raw: bytes, request: Request, upstream: Upstream, m: Metrics) -> Response:
+    headers = {
+        "Content-Type": request.headers.get("content-type", "application/json"),
+        "Accept": request.headers.get("accept", "*/*"),
+    }
+    started = time.perf_counter()
+    try:
+        forwarded = await upstream.forward(raw, headers)
+    except UpstreamFailed as exc:
+        _count_failure(m, "passthrough", exc)
+        raise
+    m.chat_duration.labels("passthrough").observe(time.perf_counter() - started)
+    outcome = "ok" if forwarded.status < 400 else "upstream_http_error"
+    m.chat_requests.labels("passthrough", outcome).inc()
+    return StreamingResponse(
+        _relay(forwarded, m),
+        status_code=forwarded.status,
+        headers=dict(forwarded.headers),
+        background=BackgroundTask(forwarded.aclose),
+    )
+
+
+async def _relay(forwarded: Forwarded, m: Metrics) -> AsyncIterator[bytes]:
+    """The upstream's bytes as they come; a break mid-stream ends an SSE body with an error event."""
+    try:
+        async for chunk in forwarded.body:
+            yield chunk
+    except UpstreamFailed as exc:
+        m.chat_upstream_failures.labels("passthrough").inc()
+        if "text/event-stream" in forwarded.headers.get("content-type", ""):
+            yield ChunkWriter.error(exc.http_status, exc.message, exc.code)
+    finally:
+        await forwarded.aclose()
+
+
+def _count_failure(m: Metrics, kind: str, exc: RagError) -> None:
+    if isinstance(exc, UpstreamFailed):
+        m.chat_upstream_failures.labels(kind).inc()
+    m.chat_requests.labels(kind, exc.code).inc()
+
+
+@router.get("/v1/models", dependencies=[Authorized])
+async def list_models(
+    svc: Annotated[Services, Depends(services)], m: Annotated[Metrics, Depends(metrics)]
+) -> Any:
+    """The upstream's models, then ``rag/<collection>`` for every collection the store holds (and aliases)."""
+    _, upstream = _proxy(svc)
+    try:
+        models = await upstream.models()
+    except UpstreamFailed:
+        m.chat_upstream_failures.labels("models").inc()
+        raise
+    collections = await svc.store.facet("meta.collection_name", PointFilter(), limit=MAX_LISTED_COLLECTIONS)
+    names = rag_model_names(
+        sorted(collections),
+        aliases=svc.settings.chat.models,
+        default_model=svc.settings.llm.model,
+        upstream_models=[str(entry["id"]) for entry in models],
+    )
+    listed = {str(entry["id"]) for entry in models}
+    rag = [{"id": n, "object": "model", "created": 0, "owned_by": "ragd"} for n in names if n not in listed]
+    return {"object": "list", "data": [*models, *rag]}
