@@ -21,9 +21,12 @@ BETA = b"# Beta\nBeta deployments run every Tuesday at 06:00 UTC.\n"
 GAMMA = b"# Gamma\nGamma releases are frozen during the December holidays.\n"
 
 
-def ingest_three(server: LiveServer) -> None:
-    """Upload alpha.md, beta.md and gamma.md into collection ``kb`` over HTTP."""
-    for file_id, name, data in (("a", "alpha.md", ALPHA), ("b", "beta.md", BETA), ("g", "gamma.md", GAMMA)):
+THREE = (("a", "alpha.md", ALPHA), ("b", "beta.md", BETA), ("g", "gamma.md", GAMMA))
+
+
+def ingest_over_http(server: LiveServer, files: tuple[tuple[str, str, bytes], ...] = THREE) -> None:
+    """Upload ``(file_id, filename, bytes)`` files into collection ``kb`` through the ingest API."""
+    for file_id, name, data in files:
         form = {"file_id": file_id, "filename": name, "collection_name": "kb", "user_id": "u"}
         r = httpx.put(f"{server.url}/api/v1/ingest", files={"file": (name, data)}, data=form, headers=AUTH)
         assert r.status_code == 200, r.text

@@ -24,14 +24,13 @@ import pytest
 from ragd.api.app import create_app
 from ragd.ingest.ids import chunk_id, sha256_hex
 from ragd.settings import ChatSettings, LlmSettings, QueryGenerationSettings, Settings
-from tests.api.conftest import ALPHA, AUTH, BETA, KEY, service_settings
+from tests.api.conftest import ALPHA, AUTH, BETA, GAMMA, KEY, ingest_over_http, service_settings
 from tests.support.live_server import LiveServer
 from tests.support.scripted_http import Reply, ScriptedServer
 
 UPSTREAM_KEY = "sk-upstream-not-ragds-key"
 CHAT = "/v1/chat/completions"
 QUESTION = "How many approvals does the alpha protocol need?"
-GAMMA = b"# Gamma\nGamma releases are frozen during the December holidays.\n"
 # A file long enough for several overlapping chunks, reassembled by read_full_document: the
 # result must be the text as it was ingested (each overlap once).
 PARAGRAPHS = [
@@ -112,13 +111,6 @@ def chat_settings(data_dir: Path, model_cache: Path, base_url: str, **chat: Any)
     )
 
 
-def ingest(server: LiveServer, files: tuple[tuple[str, str, bytes], ...] = FILES) -> None:
-    for file_id, name, data in files:
-        form = {"file_id": file_id, "filename": name, "collection_name": "kb", "user_id": "u"}
-        r = httpx.put(f"{server.url}/api/v1/ingest", files={"file": (name, data)}, data=form, headers=AUTH)
-        assert r.status_code == 200, r.text
-
-
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[ScriptedServer]:
     with ScriptedServer() as server:
@@ -132,7 +124,7 @@ def live(
     settings = chat_settings(tmp_path_factory.mktemp("ragd"), model_cache, f"{upstream.url}/v1")
     with LiveServer(create_app(settings)) as server:
         server.wait_ready()
-        ingest(server)
+        ingest_over_http(server, FILES)
         yield server
 
 
@@ -624,7 +616,7 @@ def down(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterato
     settings = chat_settings(tmp_path_factory.mktemp("ragd-down"), model_cache, url)
     with LiveServer(create_app(settings)) as server:
         server.wait_ready()
-        ingest(server, FILES[:1])
+        ingest_over_http(server, FILES[:1])
         yield server
 
 
@@ -660,7 +652,7 @@ def tight(
     )
     with LiveServer(create_app(settings)) as server:
         server.wait_ready()
-        ingest(server)
+        ingest_over_http(server, FILES)
         yield server
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from ragd.api.app import create_app
 from ragd.settings import LlmSettings, RerankSettings
-from tests.api.conftest import AUTH, ingest_three, service_settings
+from tests.api.conftest import AUTH, ingest_over_http, service_settings
 from tests.support.live_server import LiveServer
 from tests.support.scripted_http import RecordedRequest, Reply, ScriptedServer
 
@@ -49,7 +49,7 @@ def live(
     )
     with LiveServer(create_app(settings)) as server:
         server.wait_ready()
-        ingest_three(server)
+        ingest_over_http(server)
         yield server
 
 

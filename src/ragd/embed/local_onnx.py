@@ -23,6 +23,7 @@ import logging
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
@@ -155,19 +156,19 @@ class OnnxDenseEmbedder:
     def _lane(self) -> None:
         """A worker thread: embed the queue's next batch until the queue is closed and drained."""
         while (batch := self._queue.take()) is not None:
-            calls = list(dict.fromkeys(call for call, _ in batch))
+            rows_per_call = Counter(call for call, _ in batch)
             try:
                 inputs = self._tokenizer.pad([call.token_ids[row] for call, row in batch])
                 matrix = self._encoder.encode(inputs)
             except Exception as exc:  # EmbeddingFailed; every call in the batch fails with it
-                for call in calls:
+                for call in rows_per_call:
                     self._queue.discard(call)
                     _notify(call, _fail, call, exc)
                 continue
             for (call, row), vector in zip(batch, matrix, strict=True):
                 call.vectors[row] = vector
-            for call in calls:
-                _notify(call, _progress, call, sum(1 for owner, _ in batch if owner is call))
+            for call, done in rows_per_call.items():
+                _notify(call, _progress, call, done)
 
     def _tokenize(self, texts: list[str]) -> list[TokenIds]:
         try:
