@@ -10,6 +10,7 @@ import pytest
 
 from ragd.embed.base import DenseEmbedder
 from ragd.settings import EmbeddingSettings, Settings
+from tests.support.postgres import UNAVAILABLE, PostgresServer, find_server
 from tests.support.scripted_http import scripted_server
 
 __all__ = ["scripted_server", "shared_path"]
@@ -44,3 +45,31 @@ def dense(model_cache: Path) -> Iterator[DenseEmbedder]:
 @pytest.fixture
 def settings(tmp_path: Path, model_cache: Path) -> Settings:
     return Settings(data_dir=tmp_path / "data", embedding=EmbeddingSettings(cache_dir=model_cache))
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server for the session (RAGD_TEST_POSTGRES_URL, else a private throwaway
+    cluster from Debian's binaries), or skip; see tests/support/postgres.py."""
+    server = find_server()
+    if server is None:
+        pytest.skip(UNAVAILABLE)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """The SQLAlchemy URL of a fresh empty PostgreSQL database, dropped after the test."""
+    url = postgres_server.create_database()
+    yield url
+    postgres_server.drop_database(url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def catalog_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh empty catalog database: a SQLite file, then a PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'ragd.db'}"
+    url: str = request.getfixturevalue("postgres_url")
+    return url

@@ -128,6 +128,11 @@ def test_list_settings_take_comma_lists(clean_env: pytest.MonkeyPatch, env: str)
     assert _read(Settings(_env_file=None), env) == ("a", "b")
 
 
+def test_folder_roots_take_a_comma_list_of_paths(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("RAGD_CATALOG__FOLDER_ROOTS", "/srv/docs, /srv/wiki")
+    assert Settings(_env_file=None).catalog.folder_roots == (Path("/srv/docs"), Path("/srv/wiki"))
+
+
 def test_list_settings_also_take_json_and_empty_values_mean_unset(clean_env: pytest.MonkeyPatch) -> None:
     clean_env.setenv("RAGD_S3__ALLOWED_BUCKETS", '["x", "y"]')
     clean_env.setenv("RAGD_SERVER__API_KEY", "")

@@ -12,6 +12,7 @@ exception handler and the CLI prints ``code: message``.
     ├── InvalidRequest (INVALID_REQUEST, 400)
     │   ├── Forbidden (FORBIDDEN, 403)
     │   ├── NotFound (NOT_FOUND, 404)
+    │   ├── Conflict (CONFLICT, 409)
     │   ├── PayloadTooLarge (FILE_TOO_LARGE, 413)
     │   ├── UnsupportedMediaType (UNSUPPORTED_MEDIA_TYPE, 415)  the request's Content-Type
     │   └── UnsupportedType (UNSUPPORTED_TYPE, 415)             a file ragd cannot read
@@ -26,6 +27,7 @@ exception handler and the CLI prints ``code: message``.
     ├── RerankFailed (RERANK_FAILED, 502)
     ├── UpstreamFailed (UPSTREAM_FAILED, 502)
     ├── ObjectFetchFailed (S3_FETCH_FAILED, 502)
+    ├── PageFetchFailed (FETCH_FAILED, 502)          a crawled web page
     ├── SparseEmbeddingFailed (SPARSE_EMBEDDING_FAILED, 500)
     └── StoreError (QDRANT_WRITE_FAILED, 503)
         ├── StoreUnavailable (STORE_UNAVAILABLE, 503)
@@ -74,6 +76,11 @@ class Forbidden(InvalidRequest):
 class NotFound(InvalidRequest):
     code = "NOT_FOUND"
     http_status = 404
+
+
+class Conflict(InvalidRequest):
+    code = "CONFLICT"
+    http_status = 409
 
 
 class PayloadTooLarge(InvalidRequest):
@@ -148,9 +155,28 @@ class ObjectFetchFailed(RagError):
     http_status = 502
 
 
+class PageFetchFailed(RagError):
+    """A web page could not be fetched: network error, timeout or a non-2xx answer."""
+
+    code = "FETCH_FAILED"
+    http_status = 502
+
+    def __init__(self, message: str, *, hint: str | None = None, status: int | None = None) -> None:
+        super().__init__(message, hint=hint)
+        #: the HTTP status of a non-2xx answer; None for a network failure
+        self.status = status
+
+
 class SparseEmbeddingFailed(RagError):
     code = "SPARSE_EMBEDDING_FAILED"
     http_status = 500
+
+
+class CatalogUnavailable(RagError):
+    """The metadata database (SQLite file or PostgreSQL) cannot be reached or migrated."""
+
+    code = "CATALOG_UNAVAILABLE"
+    http_status = 503
 
 
 class StoreError(RagError):

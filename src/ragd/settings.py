@@ -37,6 +37,12 @@ class StoreSettings(BaseModel):
     api_key: str | None = Field(None, description="Qdrant server API key")
     collection: str = Field("ingestion_files", description="the one physical collection")
     timeout_s: float = Field(30.0, gt=0, description="Qdrant request timeout")
+    payload_on_disk: bool = Field(
+        False,
+        description="keep chunk payloads on disk (mmap) instead of RAM: less memory, slower result"
+        " fetching (~2 ms per search at 100k chunks); applies to new collections, and to an existing"
+        " embedded index after its next optimize",
+    )
 
 
 class EmbeddingSettings(BaseModel):
@@ -264,6 +270,56 @@ class LogSettings(BaseModel):
     levels: str = Field("", description="per-namespace levels, e.g. 'ragd.api=DEBUG,uvicorn.access=WARNING'")
 
 
+class CatalogSettings(BaseModel):
+    url: str | None = Field(
+        None,
+        description="SQLAlchemy URL of the metadata database (datasets, files, sources, jobs):"
+        " None = SQLite file <data_dir>/ragd.db; PostgreSQL: postgresql+asyncpg://user:pass@host/db",
+    )
+    files_dir: Path | None = Field(
+        None,
+        description="where uploaded files are kept for re-indexing (None: <data_dir>/files); replicas"
+        " sharing a PostgreSQL catalog need a shared folder here",
+    )
+    max_upload_files: int = Field(100, ge=1, le=10_000, description="files in one upload request")
+    folder_roots: Annotated[tuple[Path, ...], NoDecode] = Field(
+        (),
+        description="comma list of folders under which tenant admins may add watched-folder sources (the"
+        " service key may add any folder); empty: only the service key adds folder sources",
+    )
+
+    @field_validator("folder_roots", mode="before")
+    @classmethod
+    def _roots(cls, v: object) -> object:
+        return _comma_list(v)
+
+
+class WorkerSettings(BaseModel):
+    enabled: bool = Field(True, description="run the job worker inside `ragd serve`")
+    concurrency: int = Field(2, ge=1, le=64, description="jobs run at the same time by one process")
+    lease_s: float = Field(
+        30.0, ge=1, description="a job whose worker stops renewing for this long is retried"
+    )
+    poll_s: float = Field(0.5, gt=0, description="how often an idle worker looks for jobs")
+    max_attempts: int = Field(3, ge=1, le=100, description="attempts before a job is failed for good")
+    backoff_s: float = Field(5.0, ge=0, description="first retry delay; doubles on every attempt")
+    watch: bool = Field(True, description="watch folder sources for changes (one replica is enough)")
+    debounce_ms: int = Field(1000, ge=10, description="a burst of folder edits within this makes one sync")
+
+
+class CrawlSettings(BaseModel):
+    delay_s: float = Field(0.5, ge=0, description="politeness: time between two requests to a site")
+    max_pages: int = Field(500, ge=1, description="default page limit of a crawl")
+    max_depth: int = Field(3, ge=0, description="default link depth of a crawl")
+    user_agent: str = Field("ragd-crawler", description="sent to sites and matched in robots.txt")
+    allow_private: bool = Field(
+        False,
+        description="let tenant keys crawl loopback and private-network addresses (the service key always"
+        " may); off by default so a tenant cannot reach the server's own network",
+    )
+    timeout_s: float = Field(20.0, gt=0)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="RAGD_",
@@ -298,6 +354,17 @@ class Settings(BaseSettings):
     agent: AgentSettings = AgentSettings()
     chat: ChatSettings = ChatSettings()
     s3: S3Settings = S3Settings()
+    catalog: CatalogSettings = CatalogSettings()
+    worker: WorkerSettings = WorkerSettings()
+    crawl: CrawlSettings = CrawlSettings()
+
+    @property
+    def catalog_url(self) -> str:
+        return self.catalog.url or f"sqlite+aiosqlite:///{(self.data_dir / 'ragd.db').resolve()}"
+
+    @property
+    def files_dir(self) -> Path:
+        return self.catalog.files_dir or self.data_dir / "files"
 
     @property
     def model_cache_dir(self) -> Path:

@@ -18,18 +18,24 @@ from ragd.types import ComponentScores, FusionParams, Hit, PointFilter, SparseVe
 from .conftest import Call, StoreFactory
 from .data import DIM, chunk_id, corpus, manifest, query_near, random_sparse
 
-INDEXED = {"meta.collection_name": True, "meta.file_id": False, "meta.collection_type": False}
+INDEXED = {
+    "meta.collection_name": ("keyword", True),
+    "meta.file_id": ("keyword", False),
+    "meta.collection_type": ("keyword", False),
+    "meta.disabled": ("bool", False),
+}
 
 
-async def indexes_seen(store: VectorStore, client_log: list[Call]) -> dict[str, bool]:
-    """Payload indexes as the engine reports them ({key: is_tenant})."""
+async def indexes_seen(store: VectorStore, client_log: list[Call]) -> dict[str, tuple[str, bool]]:
+    """Payload indexes as the engine reports them ({key: (type, is_tenant)})."""
     if isinstance(store, EdgeStore):
-        schema = await store.payload_schema()
-        assert all(kind == "keyword" for kind, _ in schema.values())
-        return {key: tenant for key, (_, tenant) in schema.items()}
+        return await store.payload_schema()
     # qdrant-client local mode keeps no payload schema: read what open() asked the client for
     made = [c for c in client_log if c[0] == "create_payload_index"]
-    return {args[1]: bool(kwargs["field_schema"].is_tenant) for _, args, kwargs in made}
+    return {
+        args[1]: (kwargs["field_schema"].type.value, bool(getattr(kwargs["field_schema"], "is_tenant", None)))
+        for _, args, kwargs in made
+    }
 
 
 async def all_points(store: VectorStore, flt: PointFilter | None = None, **kw: Any) -> list[StoredChunk]:

@@ -69,14 +69,36 @@ def test_filter_plan_maps_fields_onto_payload_keys() -> None:
 
 
 def test_the_tenant_key_is_the_only_tenant_index() -> None:
-    assert [(i.key, i.is_tenant) for i in pl.PAYLOAD_INDEXES] == [
-        ("meta.collection_name", True),
-        ("meta.file_id", False),
-        ("meta.collection_type", False),
+    assert [(i.key, i.kind.value, i.is_tenant) for i in pl.PAYLOAD_INDEXES] == [
+        ("meta.collection_name", "keyword", True),
+        ("meta.file_id", "keyword", False),
+        ("meta.collection_type", "keyword", False),
+        ("meta.disabled", "bool", False),
     ]
     pl.require_indexed("meta.file_id")
     with pytest.raises(InvalidRequest, match="valid keys"):
         pl.require_indexed("meta.source")
+    with pytest.raises(InvalidRequest, match="valid keys"):  # facets are for keyword keys
+        pl.require_indexed("meta.disabled")
+
+
+def test_only_searches_leave_disabled_points_out() -> None:
+    plan = pl.search_plan(PointFilter(collection_names=("a",)))
+    assert plan.matches == pl.filter_plan(PointFilter(collection_names=("a",))).matches
+    assert plan.excluded == (pl.FlagMatch("meta.disabled", True),)
+    assert plan.narrows
+    bare = pl.search_plan(PointFilter())
+    assert not bare.is_empty  # the exclusion is still a filter...
+    assert not bare.narrows  # ...but not one the caller asked for
+    assert pl.filter_plan(PointFilter(collection_names=("a",))).excluded == ()
+
+
+def test_the_disabled_flag_is_set_inside_meta_and_needs_a_scope() -> None:
+    assert pl.disabled_update(True) == ("meta", {"disabled": True})
+    assert pl.disabled_update(False) == ("meta", {"disabled": False})
+    with pytest.raises(InvalidRequest, match="every point"):
+        pl.scoped_plan(PointFilter(), "disable or enable")
+    assert pl.scoped_plan(PointFilter(file_id="f"), "disable or enable").matches
 
 
 def test_dense_vectors_are_checked_against_the_index_dimension() -> None:

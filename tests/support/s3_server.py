@@ -41,6 +41,7 @@ import itertools
 import logging
 import os
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,6 +111,9 @@ class S3Server:
         self.port = port
         self.endpoint_url = f"http://{host}:{port}"
         self._names = itertools.count(1)
+        # moto's backend is one per process: servers started by different test modules share it,
+        # so names carry this server's own tag to never meet another's buckets or users
+        self._tag = uuid.uuid4().hex[:8]
         self.client: Any = self._boto3("s3")
 
     def settings(self, **overrides: Any) -> S3Settings:
@@ -126,7 +130,7 @@ class S3Server:
 
     def bucket(self, objects: Mapping[str, bytes] | None = None, *, name: str | None = None) -> str:
         """Create a bucket (a fresh ``ragd-test-<n>`` unless ``name``), put ``objects``, return its name."""
-        bucket = name or f"ragd-test-{next(self._names)}"
+        bucket = name or f"ragd-test-{self._tag}-{next(self._names)}"
         self.client.create_bucket(Bucket=bucket)
         for key, body in (objects or {}).items():
             self.put(bucket, key, body)
@@ -158,7 +162,7 @@ class S3Server:
         """A new IAM user with no policy attached: its (access key id, secret key)."""
         iam = self._boto3("iam")
         try:
-            name = f"ragd-nobody-{next(self._names)}"
+            name = f"ragd-nobody-{self._tag}-{next(self._names)}"
             iam.create_user(UserName=name)
             key = iam.create_access_key(UserName=name)["AccessKey"]
         finally:

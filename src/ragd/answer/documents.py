@@ -67,7 +67,8 @@ async def read_document(store: VectorStore, collection: str, file_id: str) -> St
     offset: str | None = None
     while len(chunks) < MAX_CHUNKS:
         page, offset = await store.scroll(flt, limit=SCROLL_PAGE, offset=offset)
-        chunks.extend(page)
+        # a disabled file is out of search, and so out of what a model may read
+        chunks.extend(c for c in page if not c.meta.get("disabled"))
         if offset is None:
             break
     if not chunks:

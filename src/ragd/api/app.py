@@ -20,9 +20,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragd import __version__
 from ragd.api import errors
-from ragd.api.routes import chat, documents, health, ingest, search
+from ragd.api.routes import chat, datasets, documents, health, ingest, jobs, search, sources, tenants
 from ragd.api.state import AppState, ServicesFactory
-from ragd.bootstrap import chat_enabled, open_services
+from ragd.bootstrap import chat_enabled, serve_services
 from ragd.observe.metrics import Metrics
 from ragd.settings import Settings
 
@@ -80,7 +80,7 @@ def create_app(settings: Settings, factory: ServicesFactory | None = None) -> Fa
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        state.start(factory or open_services)
+        state.start(factory or serve_services)
         try:
             yield
         finally:
@@ -89,7 +89,16 @@ def create_app(settings: Settings, factory: ServicesFactory | None = None) -> Fa
     app = FastAPI(title="ragd", version=__version__, lifespan=lifespan)
     app.state.ragd = state
     errors.install(app)
-    for router in (health.router, search.router, ingest.router, documents.router):
+    for router in (
+        health.router,
+        search.router,
+        ingest.router,
+        documents.router,
+        datasets.router,
+        sources.router,
+        jobs.router,
+        tenants.router,
+    ):
         app.include_router(router)
     if chat_enabled(settings):
         app.include_router(chat.router)

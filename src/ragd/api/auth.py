@@ -1,4 +1,10 @@
-"""Bearer API-key auth, as the reference services do it (``contracts.md`` §1.1).
+"""Bearer API-key auth, as the reference services do it (``contracts.md`` §1.1), and tenant keys.
+
+The service-wide key (``server.api_key``) guards the Open WebUI / ingestion-service
+surface and is the service admin on the knowledge-base API.  Tenant keys (made with
+``ragd keys create`` or ``POST /api/v1/tenants/{id}/keys``) work only on the
+knowledge-base API (``/api/v1/datasets``, ``/api/v1/search``, ``/api/v1/jobs``…),
+where :func:`principal` resolves them to their tenant and role.
 
 Missing header, another scheme or a wrong key -> ``401 {"detail": "Invalid API key"}``
 with ``WWW-Authenticate: Bearer``; keys are compared in constant time as bytes,
@@ -13,6 +19,8 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from ragd.types import ADMIN_ROLE, Principal
 
 _bearer = HTTPBearer(auto_error=False)
 
@@ -35,3 +43,31 @@ async def require_key(
 
 
 Authorized = Depends(require_key)
+
+
+async def principal(
+    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> Principal:
+    """Who the request acts for: the service key, a live tenant key, or 401."""
+    state = request.app.state.ragd
+    expected = state.settings.server.api_key
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        if expected is None:
+            return SERVICE  # an open loopback service (``ragd serve`` refuses it elsewhere)
+        raise _unauthorized()
+    given = credentials.credentials.encode("utf-8", "surrogateescape")
+    if expected is not None and hmac.compare_digest(given, expected.get_secret_value().encode()):
+        return SERVICE
+    if credentials.credentials.startswith(TENANT_KEY_PREFIX):
+        found = await state.ready_services().knowledge().catalog.resolve_key(credentials.credentials)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+    if expected is None:
+        return SERVICE
+    raise _unauthorized()
+
+
+SERVICE = Principal(tenant_id=None, role=ADMIN_ROLE)
+#: tenant keys look like ``rgd_…``; anything else is never looked up in the catalog
+TENANT_KEY_PREFIX = "rgd_"
+Caller = Annotated[Principal, Depends(principal)]

@@ -50,7 +50,8 @@ from ragd.errors import (
 
 log = logging.getLogger(__name__)
 
-COMPAT_PREFIX = "/api/v1/"
+#: the ingestion-service surface, whose clients read its codes; /api/v1/datasets etc. use ragd's own
+COMPAT_PREFIX = ("/api/v1/ingest", "/api/v1/extract", "/api/v1/documents")
 OPENAI_PREFIX = "/v1/"
 _HTTP_CODES = {401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
 

@@ -16,6 +16,7 @@ from rich.console import Console
 
 from ragd.bootstrap import Services, open_services
 from ragd.cli import render
+from ragd.cli.kb import jobs_app, keys_app, tenants_app
 from ragd.cli.progress import RateProgress
 from ragd.errors import RagError
 from ragd.evaluation.beir import load_dataset
@@ -276,6 +277,11 @@ def demo(
         render.hits(console, question, hits, explain=True)
 
     _run(settings, job)
+
+
+app.add_typer(tenants_app, name="tenants")
+app.add_typer(keys_app, name="keys")
+app.add_typer(jobs_app, name="jobs")
 
 
 def main() -> None:

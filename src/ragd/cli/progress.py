@@ -59,3 +59,14 @@ class RateProgress:
         if self._failed:
             rates += f" · [red]{self._failed} failed[/red]"
         self._progress.update(self._task, advance=steps, rates=rates)
+
+    def update_to(self, *, done: int, total: int, chunks: int, failed: int) -> None:
+        """Absolute counts (a job followed over the event stream)."""
+        self._chunks, self._failed = chunks, failed
+        elapsed = max(time.perf_counter() - self._started, 1e-6)
+        rates = f"{done / elapsed:.1f} {self._unit}/s"
+        if chunks:
+            rates += f" · {chunks / elapsed:.1f} chunks/s"
+        if failed:
+            rates += f" · [red]{failed} failed[/red]"
+        self._progress.update(self._task, completed=done, total=total, rates=rates)

@@ -13,6 +13,7 @@ never duplicated.  Ingests of the same file id are serialised.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -25,13 +26,21 @@ from ragd.errors import EmbeddingFailed, EmptyDocument, RagError
 from ragd.extract.base import Extractor
 from ragd.ingest.ids import blob_hash, sha256_hex
 from ragd.ingest.locks import KeyedLocks
-from ragd.ingest.points import build_points, is_current
+from ragd.ingest.points import build_points, is_current, is_disabled
 from ragd.store.base import VectorStore
 from ragd.types import Blob, Document, FileRef, IngestReport, IngestStatus, PointFilter, StoredChunk
 
 log = logging.getLogger(__name__)
 
 SCROLL_PAGE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class IngestOptions:
+    """Per-call choices: a dataset's own chunker, and its file's enabled flag (None: keep the stored one)."""
+
+    chunker: Chunker | None = None
+    disabled: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,31 +73,50 @@ class Ingestor:
         self._locks = KeyedLocks()
         # many files may be in flight (their chunks share embedding batches), few are extracted at once
         self._extracting = asyncio.Semaphore(extract_concurrency)
-        self.version = f"{chunker.version}|{sparse.name if sparse else 'dense-only'}"
+        self.version = self.version_for(chunker)
 
-    async def ingest(self, blob: Blob, ref: FileRef, *, force: bool = False) -> Outcome:
+    def version_for(self, chunker: Chunker) -> str:
+        """What a file's points record as the pipeline that made them (chunker + sparse model)."""
+        return f"{chunker.version}|{self._sparse.name if self._sparse else 'dense-only'}"
+
+    async def ingest(
+        self, blob: Blob, ref: FileRef, *, force: bool = False, options: IngestOptions | None = None
+    ) -> Outcome:
         """Index one file (skipped when its bytes and pipeline are unchanged, unless ``force``)."""
         async with self._locks.hold(ref.file_id):
             file_hash = await asyncio.to_thread(blob_hash, blob)
-            return await self._index(
-                ref, file_hash, lambda: asyncio.to_thread(self._extractor.extract, blob), force=force
-            )
+            load = functools.partial(asyncio.to_thread, self._extractor.extract, blob)
+            return await self._index(ref, file_hash, load, force=force, options=options or IngestOptions())
 
-    async def ingest_document(self, document: Document, ref: FileRef, *, force: bool = False) -> Outcome:
-        """Index text that is already extracted (evaluation corpora, API text)."""
+    async def ingest_document(
+        self, document: Document, ref: FileRef, *, force: bool = False, options: IngestOptions | None = None
+    ) -> Outcome:
+        """Index text that is already extracted (evaluation corpora, API text, crawled pages)."""
         async with self._locks.hold(ref.file_id):
-            return await self._index(ref, sha256_hex(document.text), lambda: _ready(document), force=force)
+            load = functools.partial(_ready, document)
+            opts = options or IngestOptions()
+            return await self._index(ref, sha256_hex(document.text), load, force=force, options=opts)
 
     async def _index(
-        self, ref: FileRef, file_hash: str, load: Callable[[], Awaitable[Document]], *, force: bool
+        self,
+        ref: FileRef,
+        file_hash: str,
+        load: Callable[[], Awaitable[Document]],
+        *,
+        force: bool,
+        options: IngestOptions,
     ) -> Outcome:
         """Skip an unchanged file, else load its document and replace its points (lock held)."""
+        chunker = options.chunker or self._chunker
+        version = self.version_for(chunker)
         existing = await self._existing(ref)
-        if not force and is_current(existing, file_hash=file_hash, version=self.version):
+        if not force and is_current(existing, file_hash=file_hash, version=version):
             return Outcome(IngestStatus.UNCHANGED, len(existing))
         async with self._extracting:
             document = await load()
-        points = await self._points(ref, document, file_hash)
+        # a disabled file stays disabled: its new version is written already flagged
+        disabled = is_disabled(existing) if options.disabled is None else options.disabled
+        points = await self._points(ref, document, file_hash, chunker, version, disabled=disabled)
         await self._replace(existing, points)
         return Outcome(IngestStatus.INDEXED, len(points), document.extractor)
 
@@ -97,6 +125,16 @@ class Ingestor:
         names = (collection_name,) if collection_name else None
         async with self._locks.hold(file_id):
             return await self._store.delete(PointFilter(collection_names=names, file_id=file_id))
+
+    async def set_disabled(self, file_id: str, disabled: bool, collection_name: str | None = None) -> int:
+        """Switch a file's points out of (or back into) search, without re-embedding; returns how many.
+
+        Holds the file's ingest lock, so a concurrent re-ingest cannot drop the change."""
+        names = (collection_name,) if collection_name else None
+        async with self._locks.hold(file_id):
+            return await self._store.set_disabled(
+                PointFilter(collection_names=names, file_id=file_id), disabled
+            )
 
     async def count(self, file_id: str, collection_name: str | None = None) -> int:
         """How many points a file has (in one collection, or in all)."""
@@ -119,8 +157,17 @@ class Ingestor:
             if offset is None:
                 return out
 
-    async def _points(self, ref: FileRef, document: Document, file_hash: str) -> list[StoredChunk]:
-        chunks = await asyncio.to_thread(self._chunker.chunk, document)
+    async def _points(
+        self,
+        ref: FileRef,
+        document: Document,
+        file_hash: str,
+        chunker: Chunker,
+        version: str,
+        *,
+        disabled: bool,
+    ) -> list[StoredChunk]:
+        chunks = await asyncio.to_thread(chunker.chunk, document)
         if not chunks:
             raise EmptyDocument(f"{ref.name}: no text to index after chunking")
         texts = [c.embedding_text() for c in chunks]
@@ -128,7 +175,9 @@ class Ingestor:
         if len(dense) != len(texts):
             raise EmbeddingFailed(f"embedder returned {len(dense)} vectors for {len(texts)} chunks")
         sparse = await asyncio.to_thread(self._sparse.embed_documents, texts) if self._sparse else None
-        return build_points(ref, document, chunks, dense, sparse, file_hash=file_hash, version=self.version)
+        return build_points(
+            ref, document, chunks, dense, sparse, file_hash=file_hash, version=version, disabled=disabled
+        )
 
     async def _replace(self, existing: Sequence[StoredChunk], points: Sequence[StoredChunk]) -> None:
         old_ids = {p.id for p in existing}

@@ -8,11 +8,23 @@ from typing import Any
 from ragd.ingest.ids import chunk_id, sha256_hex
 from ragd.types import Chunk, DenseVector, Document, FileRef, SparseVector, StoredChunk
 
+#: meta key of a file switched off for search (``VectorStore.set_disabled``); absent means enabled
+DISABLED = "disabled"
+
 
 def chunk_meta(
-    ref: FileRef, document: Document, chunk: Chunk, *, file_hash: str, version: str, total: int
+    ref: FileRef,
+    document: Document,
+    chunk: Chunk,
+    *,
+    file_hash: str,
+    version: str,
+    total: int,
+    disabled: bool = False,
 ) -> dict[str, Any]:
-    """``meta`` of one point: the ingestion-service keys plus ragd's bookkeeping."""
+    """``meta`` of one point: the ingestion-service keys plus ragd's bookkeeping.
+
+    ``disabled`` is the stored file's flag, carried over: ``ref.extra`` cannot set or clear it."""
     meta: dict[str, Any] = {
         **ref.extra,
         "collection_name": ref.collection_name,
@@ -34,6 +46,9 @@ def chunk_meta(
     for key in ("title", "languages", "page_count"):
         if document.meta.get(key):
             meta.setdefault(key, document.meta[key])
+    meta.pop(DISABLED, None)
+    if disabled:
+        meta[DISABLED] = True
     return meta
 
 
@@ -46,10 +61,13 @@ def build_points(
     *,
     file_hash: str,
     version: str,
+    disabled: bool = False,
 ) -> list[StoredChunk]:
     points = []
     for i, chunk in enumerate(chunks):
-        meta = chunk_meta(ref, document, chunk, file_hash=file_hash, version=version, total=len(chunks))
+        meta = chunk_meta(
+            ref, document, chunk, file_hash=file_hash, version=version, total=len(chunks), disabled=disabled
+        )
         points.append(
             StoredChunk(
                 id=chunk_id(ref.collection_name, ref.file_id, chunk.split_id, sha256_hex(chunk.text)),
@@ -60,6 +78,11 @@ def build_points(
             )
         )
     return points
+
+
+def is_disabled(points: Sequence[StoredChunk]) -> bool:
+    """True when a stored version of a file is switched off (any of its points is flagged)."""
+    return any(p.meta.get(DISABLED) is True for p in points)
 
 
 def is_current(points: Sequence[StoredChunk], *, file_hash: str, version: str) -> bool:

@@ -6,6 +6,7 @@ query -> embed (dense and/or sparse) -> store.search (fused inside Qdrant)
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from ragd.retrieve.ranking import (
 )
 from ragd.settings import RetrievalSettings
 from ragd.store.base import VectorStore
-from ragd.types import DenseVector, Hit, PointFilter, SearchMode, SparseVector, StoreQuery
+from ragd.types import Hit, PointFilter, SearchMode, SparseVector, StoreQuery
 
 log = logging.getLogger(__name__)
 
@@ -72,13 +73,26 @@ class Retriever:
         if not request.query.strip():
             return []
         want = max(request.k, request.candidates or 0)
-        dense_vec, sparse_vec = await self._embed(request.query, request.mode)
-        fusion = fusion_for_language(
-            detect_language(request.query) if request.mode is SearchMode.HYBRID else None,
-            self._languages,
-            k=self._settings.rrf_k,
-            foreign_dense_weight=self._settings.foreign_dense_weight,
+        # the model runs on its own thread: weigh the query's terms and language meanwhile
+        dense_task = (
+            asyncio.ensure_future(self._dense.embed_query(request.query))
+            if request.mode is not SearchMode.SPARSE
+            else None
         )
+        try:
+            await asyncio.sleep(0)  # let the task hand the query to the model's thread
+            sparse_vec = self._sparse_query(request.query, request.mode)
+            fusion = fusion_for_language(
+                detect_language(request.query) if request.mode is SearchMode.HYBRID else None,
+                self._languages,
+                k=self._settings.rrf_k,
+                foreign_dense_weight=self._settings.foreign_dense_weight,
+            )
+        except BaseException:
+            if dense_task is not None:
+                dense_task.cancel()
+            raise
+        dense_vec = await dense_task if dense_task is not None else None
         limit = prefetch_limit(want, self._settings.prefetch_multiplier, self._settings.prefetch_min)
         query = StoreQuery(
             filter=PointFilter(collection_names=tuple(request.collections)),
@@ -94,9 +108,7 @@ class Retriever:
         log.debug("search mode=%s hits=%d fusion=%s", request.mode.value, len(ranked), fusion)
         return ranked[:want]
 
-    async def _embed(self, text: str, mode: SearchMode) -> tuple[DenseVector | None, SparseVector | None]:
-        sparse_vec = None
-        if mode is not SearchMode.DENSE and self._sparse is not None:
-            sparse_vec = self._sparse.embed_query(text)  # microseconds: not worth a thread hop
-        dense_vec = await self._dense.embed_query(text) if mode is not SearchMode.SPARSE else None
-        return dense_vec, sparse_vec
+    def _sparse_query(self, text: str, mode: SearchMode) -> SparseVector | None:
+        if mode is SearchMode.DENSE or self._sparse is None:
+            return None
+        return self._sparse.embed_query(text)  # microseconds: not worth a thread hop

@@ -13,7 +13,14 @@ from ragd.types import Hit, IndexManifest, PointFilter, StoredChunk, StoreQuery
 
 
 class VectorStore(Protocol):
-    """Errors: :class:`ragd.errors.StoreError` subclasses, :class:`ragd.errors.IndexMismatch`."""
+    """Errors: :class:`ragd.errors.StoreError` subclasses, :class:`ragd.errors.IndexMismatch`.
+
+    Disabled points (payload ``meta.disabled == true``, set by :meth:`set_disabled`) are
+    left out of :meth:`search` only: ``count``, ``scroll``, ``delete`` and ``facet`` see
+    every point, so the management layer can list, count and remove disabled files.
+    A point without the key is enabled.  ``PointFilter`` has no field for it on purpose:
+    a search can never include disabled points, and nothing else excludes them.
+    """
 
     async def open(self, manifest: IndexManifest) -> None:
         """Create the collection, its vectors and payload indexes (before any write) and
@@ -28,6 +35,12 @@ class VectorStore(Protocol):
         """Delete the matching points; returns how many there were."""
         ...
 
+    async def set_disabled(self, flt: PointFilter, disabled: bool) -> int:
+        """Set ``meta.disabled`` on the matching points, keeping their other meta keys and
+        their vectors (no re-embedding); returns how many points matched.  An empty filter
+        is refused (it would touch every point)."""
+        ...
+
     async def count(self, flt: PointFilter) -> int: ...
 
     async def scroll(
@@ -37,7 +50,7 @@ class VectorStore(Protocol):
         ...
 
     async def search(self, query: StoreQuery) -> list[Hit]:
-        """Dense, sparse, or both fused by weighted RRF inside the engine.
+        """Dense, sparse, or both fused by weighted RRF inside the engine; never a disabled point.
 
         Hit.score is the engine's score; Hit.scores has dense/sparse/fused components."""
         ...

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import qdrant_edge as qe
 
 from ragd.errors import ConfigurationError, IndexMismatch, RagError, StoreError, StoreLocked, StoreUnavailable
@@ -74,7 +75,9 @@ class EdgeStore:
 
     @classmethod
     def from_settings(cls, settings: StoreSettings, data_dir: Path) -> EdgeStore:
-        return cls(data_dir, settings.collection)
+        return cls(
+            data_dir, settings.collection, tuning=IndexTuning(payload_on_disk=settings.payload_on_disk)
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -176,6 +179,19 @@ class EdgeStore:
 
         return await self._run(_engine_call(run, "delete"))
 
+    async def set_disabled(self, flt: PointFilter, disabled: bool) -> int:
+        shard = self._require_shard()
+        edge_filter = _edge_must(pl.scoped_plan(flt, "disable or enable"))
+        key, payload = pl.disabled_update(disabled)
+
+        def run() -> int:
+            n = shard.count(qe.CountRequest(exact=True, filter=edge_filter))
+            if n:  # merged into meta at `key`: the other meta keys stay
+                shard.update(qe.UpdateOperation.set_payload_by_filter(edge_filter, payload, key=key))
+            return n
+
+        return await self._run(_engine_call(run, "set_disabled"))
+
     # -- reads ---------------------------------------------------------------------------------
 
     async def count(self, flt: PointFilter) -> int:
@@ -201,8 +217,9 @@ class EdgeStore:
     async def search(self, query: StoreQuery) -> list[Hit]:
         shard = self._require_shard()
         kind = search_kind(query)
-        edge_filter = _edge_filter(pl.filter_plan(query.filter))
-        params = _dense_params(self._tuning, filtered=edge_filter is not None)
+        plan = pl.search_plan(query.filter)
+        edge_filter = _edge_must(plan)
+        params = _dense_params(self._tuning, filtered=plan.narrows)
         if kind is not SearchKind.HYBRID:
             request = qe.QueryRequest(
                 limit=query.limit,
@@ -281,6 +298,7 @@ def _edge_config(dim: int, tuning: IndexTuning) -> qe.EdgeConfig:
             payload_m=tuning.payload_m,
         ),
         optimizers=qe.EdgeOptimizersConfig(indexing_threshold=tuning.indexing_threshold_kb),
+        on_disk_payload=tuning.payload_on_disk,
     )
 
 
@@ -289,7 +307,11 @@ def _ensure_payload_indexes(shard: qe.EdgeShard) -> None:
     for index in pl.PAYLOAD_INDEXES:
         if index.key in existing:
             continue
-        params = qe.KeywordIndexParams(is_tenant=True) if index.is_tenant else qe.PayloadSchemaType.Keyword
+        params: Any = qe.PayloadSchemaType.Keyword
+        if index.kind is pl.IndexKind.BOOL:
+            params = qe.PayloadSchemaType.Bool
+        elif index.is_tenant:
+            params = qe.KeywordIndexParams(is_tenant=True)
         op = qe.UpdateOperation.create_field_index(index.key, params)
         _engine(functools.partial(shard.update, op), f"create payload index {index.key}")
         log.info("created payload index %s", index.key)
@@ -311,7 +333,16 @@ def _edge_must(plan: pl.FilterPlan) -> qe.Filter:
         must.append(qe.FieldCondition(key=match.key, match=cond))
     if plan.ids is not None:
         must.append(qe.HasIdCondition(set(plan.ids)))
-    return qe.Filter(must=must)
+    must_not: list[Any] = [
+        qe.FieldCondition(key=flag.key, match=_edge_bool(flag.value)) for flag in plan.excluded
+    ]
+    return qe.Filter(must=must or None, must_not=must_not or None)
+
+
+def _edge_bool(value: bool) -> qe.MatchValue:
+    """Match a boolean.  qdrant-edge 0.9 turns ``MatchValue(True)`` into the integer 1, which
+    never matches a stored ``true``; numpy's bool is not an int, so it arrives as a boolean."""
+    return qe.MatchValue(np.bool_(value))  # type: ignore[arg-type]
 
 
 def _to_point(chunk: StoredChunk, dim: int) -> qe.Point:

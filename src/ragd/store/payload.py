@@ -7,13 +7,18 @@ A point is::
     payload  {"content": <chunk text>, "meta": {collection_name, file_id, name, source, ...}}
 
 ``meta`` holds whatever the caller put in ``StoredChunk.meta`` (made JSON-safe:
-tuples become lists).  Keyword payload indexes on :data:`PAYLOAD_INDEXES` are
-created before the first write.  The contract other clients rely on is
+tuples become lists), plus ``meta.disabled`` (bool) once :meth:`set_disabled`
+has touched the point: searches skip points where it is ``true`` (absent means
+enabled).  The payload indexes on :data:`PAYLOAD_INDEXES` are created before
+the first write.  The contract other clients rely on is
 written down in ``docs/payload.md``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,13 +37,23 @@ META_KEY = "meta"
 COLLECTION_NAME_KEY = "meta.collection_name"
 FILE_ID_KEY = "meta.file_id"
 COLLECTION_TYPE_KEY = "meta.collection_type"
+DISABLED_FIELD = "disabled"
+DISABLED_KEY = f"{META_KEY}.{DISABLED_FIELD}"
+
+_CANONICAL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+class IndexKind(enum.Enum):
+    KEYWORD = "keyword"
+    BOOL = "bool"
 
 
 @dataclass(frozen=True, slots=True)
 class PayloadIndex:
-    """A keyword payload index; ``is_tenant`` co-locates a tenant's points on disk."""
+    """A payload index; ``is_tenant`` (keyword only) co-locates a tenant's points on disk."""
 
     key: str
+    kind: IndexKind = IndexKind.KEYWORD
     is_tenant: bool = False
 
 
@@ -46,8 +61,10 @@ PAYLOAD_INDEXES: tuple[PayloadIndex, ...] = (
     PayloadIndex(COLLECTION_NAME_KEY, is_tenant=True),
     PayloadIndex(FILE_ID_KEY),
     PayloadIndex(COLLECTION_TYPE_KEY),
+    PayloadIndex(DISABLED_KEY, IndexKind.BOOL),
 )
-INDEXED_KEYS = frozenset(index.key for index in PAYLOAD_INDEXES)
+#: the keys ``facet()`` is offered on: the keyword-indexed ones
+FACET_KEYS = frozenset(index.key for index in PAYLOAD_INDEXES if index.kind is IndexKind.KEYWORD)
 
 
 def point_uuid(point_id: str) -> uuid.UUID:
@@ -60,7 +77,12 @@ def point_uuid(point_id: str) -> uuid.UUID:
 
 def canonical_id(raw: object) -> str:
     """The engine's id (UUID object or string) as ragd hands it out."""
-    return str(uuid.UUID(str(raw)))
+    if isinstance(raw, uuid.UUID):
+        return str(raw)
+    text = str(raw)
+    if _CANONICAL.fullmatch(text):  # what both engines return: skip the parse (hot in every search)
+        return text
+    return str(uuid.UUID(text))
 
 
 def to_payload(chunk: StoredChunk) -> dict[str, Any]:
@@ -118,15 +140,32 @@ class KeywordMatch:
 
 
 @dataclass(frozen=True, slots=True)
+class FlagMatch:
+    """``key`` holds the boolean ``value`` (a point without the key does not match)."""
+
+    key: str
+    value: bool
+
+
+@dataclass(frozen=True, slots=True)
 class FilterPlan:
-    """A :class:`PointFilter` in layout terms; every part is ANDed.  Adapters translate it."""
+    """A :class:`PointFilter` in layout terms.  Adapters translate it.
+
+    Every match and the ids are ANDed (``must``); a point matching any of ``excluded``
+    is left out (``must_not``)."""
 
     matches: tuple[KeywordMatch, ...] = ()
     ids: tuple[uuid.UUID, ...] | None = None
+    excluded: tuple[FlagMatch, ...] = ()
 
     @property
     def is_empty(self) -> bool:
-        return not self.matches and self.ids is None
+        return not self.narrows and not self.excluded
+
+    @property
+    def narrows(self) -> bool:
+        """True when the caller's filter selects points (by value or id), exclusions aside."""
+        return bool(self.matches) or self.ids is not None
 
 
 def filter_plan(flt: PointFilter) -> FilterPlan:
@@ -140,18 +179,34 @@ def filter_plan(flt: PointFilter) -> FilterPlan:
     return FilterPlan(matches=tuple(matches), ids=ids)
 
 
-def delete_plan(flt: PointFilter) -> FilterPlan:
-    """The plan of a delete; an unconstrained filter is refused (it would delete everything)."""
+def search_plan(flt: PointFilter) -> FilterPlan:
+    """The plan of a search: the filter, minus disabled points (``meta.disabled == true``).
+
+    Only searches leave disabled points out; count, scroll, delete and facet see them."""
+    return dataclasses.replace(filter_plan(flt), excluded=(FlagMatch(DISABLED_KEY, True),))
+
+
+def scoped_plan(flt: PointFilter, action: str) -> FilterPlan:
+    """The plan of a bulk write; an unconstrained filter is refused (it would touch every point)."""
     plan = filter_plan(flt)
     if plan.is_empty:
-        raise InvalidRequest("refusing to delete with an empty filter: it would delete every point")
+        raise InvalidRequest(f"refusing to {action} with an empty filter: it would {action} every point")
     return plan
 
 
+def delete_plan(flt: PointFilter) -> FilterPlan:
+    return scoped_plan(flt, "delete")
+
+
+def disabled_update(disabled: bool) -> tuple[str, dict[str, bool]]:
+    """``(key, payload)`` of a set-payload that flags points: merged into ``meta``, other keys kept."""
+    return META_KEY, {DISABLED_FIELD: bool(disabled)}
+
+
 def require_indexed(key: str) -> None:
-    """Facets are only offered on indexed keys (the engine needs the index)."""
-    if key not in INDEXED_KEYS:
-        valid = ", ".join(sorted(INDEXED_KEYS))
+    """Facets are only offered on keyword-indexed keys (the engine needs the index)."""
+    if key not in FACET_KEYS:
+        valid = ", ".join(sorted(FACET_KEYS))
         raise InvalidRequest(f"cannot facet on {key!r}: not an indexed payload key; valid keys: {valid}")
 
 

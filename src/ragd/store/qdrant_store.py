@@ -91,6 +91,7 @@ class QdrantStore:
             api_key=settings.api_key,
             collection=settings.collection,
             timeout_s=settings.timeout_s,
+            tuning=IndexTuning(payload_on_disk=settings.payload_on_disk),
         )
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -141,6 +142,7 @@ class QdrantStore:
                     full_scan_threshold=t.full_scan_threshold_kb,
                 ),
                 optimizers_config=models.OptimizersConfigDiff(indexing_threshold=t.indexing_threshold_kb),
+                on_disk_payload=t.payload_on_disk,
                 metadata={METADATA_KEY: manifest_to_dict(manifest)},
             )
             log.info("created Qdrant collection %s (dense dim %d)", self.collection, manifest.dense_dim)
@@ -172,9 +174,7 @@ class QdrantStore:
         for index in pl.PAYLOAD_INDEXES:
             if index.key in existing:
                 continue
-            schema = models.KeywordIndexParams(
-                type=models.KeywordIndexType.KEYWORD, is_tenant=index.is_tenant or None
-            )
+            schema = _index_schema(index)
             with warnings.catch_warnings():
                 if self._local:  # local mode warns that indexes are no-ops there; a server uses them
                     warnings.filterwarnings(
@@ -224,6 +224,17 @@ class QdrantStore:
                 await client.delete(self.collection, points_selector=selector, wait=True)
         return n
 
+    async def set_disabled(self, flt: PointFilter, disabled: bool) -> int:
+        client = self._require_client()
+        qfilter = _qdrant_must(pl.scoped_plan(flt, "disable or enable"))
+        key, payload = pl.disabled_update(disabled)
+        with _translated("set_disabled"):
+            n = (await client.count(self.collection, count_filter=qfilter, exact=True)).count
+            if n:  # merged into meta at `key`: the other meta keys stay
+                selector = models.FilterSelector(filter=qfilter)
+                await client.set_payload(self.collection, payload, selector, key=key, wait=True)
+        return n
+
     # -- reads ---------------------------------------------------------------------------------
 
     async def count(self, flt: PointFilter) -> int:
@@ -253,9 +264,10 @@ class QdrantStore:
     async def search(self, query: StoreQuery) -> list[Hit]:
         client = self._require_client()
         kind = search_kind(query)
-        qfilter = _qdrant_filter(pl.filter_plan(query.filter))
+        plan = pl.search_plan(query.filter)
+        qfilter = _qdrant_must(plan)
         # local mode searches exactly and warns about search params: send none there
-        params = None if self._local else _dense_params(self._tuning, filtered=qfilter is not None)
+        params = None if self._local else _dense_params(self._tuning, filtered=plan.narrows)
         if kind is not SearchKind.HYBRID:
             vector, using = _vector(query, kind)
             with _translated("search"):
@@ -342,7 +354,17 @@ def _qdrant_must(plan: pl.FilterPlan) -> models.Filter:
         must.append(models.FieldCondition(key=match.key, match=cond))
     if plan.ids is not None:
         must.append(models.HasIdCondition(has_id=[str(i) for i in plan.ids]))
-    return models.Filter(must=must)
+    must_not: list[models.Condition] = [
+        models.FieldCondition(key=flag.key, match=models.MatchValue(value=flag.value))
+        for flag in plan.excluded
+    ]
+    return models.Filter(must=must or None, must_not=must_not or None)
+
+
+def _index_schema(index: pl.PayloadIndex) -> models.PayloadSchemaParams:
+    if index.kind is pl.IndexKind.BOOL:
+        return models.BoolIndexParams(type=models.BoolIndexType.BOOL)
+    return models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=index.is_tenant or None)
 
 
 def _to_point(chunk: StoredChunk, dim: int) -> models.PointStruct:

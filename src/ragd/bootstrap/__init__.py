@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
 from ragd.answer.service import ChatAnswerer
+from ragd.bootstrap.knowledge import open_knowledge
 from ragd.chunk.approx_counter import ApproxTokenCounter
 from ragd.chunk.base import Chunker
 from ragd.chunk.factory import build_chunker
@@ -23,6 +24,8 @@ from ragd.errors import ConfigurationError, InvalidRequest, MissingDependency
 from ragd.extract.base import Extractor
 from ragd.extract.router import build_extractor, engines, pinned
 from ragd.ingest.pipeline import Ingestor
+from ragd.kb.context import KbContext
+from ragd.kb.worker import Worker
 from ragd.language import load_identifier
 from ragd.llm.base import ChatCompletions, ChatModel, Upstream
 from ragd.objects.base import ObjectStore
@@ -60,6 +63,19 @@ class Services:
     #: the chat proxy (/v1/chat/completions): retrieval answers, and passthrough for other models
     chat: ChatAnswerer | None = None
     upstream: Upstream | None = None
+    #: the knowledge-base half (datasets, files, sources, jobs) and, in a server, its job worker
+    kb: KbContext | None = None
+    worker: Worker | None = None
+
+    def knowledge(self) -> KbContext:
+        if self.kb is None:
+            raise ConfigurationError("the knowledge-base catalog is not open in this process")
+        return self.kb
+
+    def wake_worker(self) -> None:
+        """A job was queued: this process's worker (if it runs one) claims it now."""
+        if self.worker is not None:
+            self.worker.wake()
 
     def object_store(self) -> ObjectStore:
         """The S3 client, or the install hint when the ``s3`` extra is missing."""
@@ -175,8 +191,12 @@ def manifest_for(dense: DenseEmbedder, sparse: SparseEmbedder | None, chunker: C
 
 
 @asynccontextmanager
-async def open_services(settings: Settings, metrics: Metrics | None = None) -> AsyncIterator[Services]:
-    """Build the whole graph from ``settings``; everything is closed on exit."""
+async def open_services(
+    settings: Settings, metrics: Metrics | None = None, *, background: bool = False
+) -> AsyncIterator[Services]:
+    """Build the whole graph from ``settings``; everything is closed on exit.
+
+    ``background``: also run the job worker and the folder watcher (``ragd serve``)."""
     metrics = metrics or Metrics()
     async with AsyncExitStack() as stack:
         # the language identifier (BM25 stemming, language-aware fusion) loads beside the dense model
@@ -248,6 +268,19 @@ async def open_services(settings: Settings, metrics: Metrics | None = None) -> A
                 search_deadline_s=settings.server.search_timeout_s,
                 metrics=metrics,
             )
+        kb, worker = await stack.enter_async_context(
+            open_knowledge(
+                settings,
+                store=store,
+                ingestor=ingestor,
+                counter=dense.tokenizer,
+                max_tokens=settings.embedding.max_tokens or dense.spec.max_tokens,
+                document_prefix=dense.spec.document_prefix,
+                objects=objects,
+                objects_error=objects_error,
+                background=background,
+            )
+        )
         yield Services(
             settings=settings,
             store=store,
@@ -266,4 +299,11 @@ async def open_services(settings: Settings, metrics: Metrics | None = None) -> A
             objects_error=objects_error,
             chat=chat,
             upstream=upstream,
+            kb=kb,
+            worker=worker,
         )
+
+
+def serve_services(settings: Settings, metrics: Metrics) -> AbstractAsyncContextManager[Services]:
+    """What ``ragd serve`` runs: every service, plus the job worker and the folder watcher."""
+    return open_services(settings, metrics, background=True)

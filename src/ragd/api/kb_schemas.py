@@ -1,0 +1,220 @@
+"""HTTP shapes of the knowledge-base API (datasets, files, sources, jobs, tenants, keys).
+
+Records are rendered by the ``*_out`` functions; request bodies are pydantic
+models that refuse unknown fields, so a typo is a 422 rather than ignored.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ragd.types import (
+    ApiKeyInfo,
+    ChunkingSpec,
+    ChunkStrategy,
+    Dataset,
+    FileEntry,
+    Hit,
+    Job,
+    JobItem,
+    SearchMode,
+    SourceKind,
+    SourceSpec,
+    Tenant,
+)
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChunkingBody(_Body):
+    strategy: ChunkStrategy | None = None
+    size: int | None = Field(None, ge=16, le=100_000, description="tokens (token/markdown) or characters")
+    overlap: int | None = Field(None, ge=0, le=50_000)
+
+    @field_validator("strategy", mode="before")
+    @classmethod
+    def _strategy(cls, v: object) -> object:
+        return None if v is None else ChunkStrategy.parse(str(v))
+
+    def spec(self) -> ChunkingSpec:
+        return ChunkingSpec(self.strategy, self.size, self.overlap)
+
+
+class DatasetCreate(_Body):
+    name: str = Field(min_length=1, max_length=200)
+    description: str = Field("", max_length=10_000)
+    chunking: ChunkingBody | None = None
+    allowed_roles: list[str] = Field(default_factory=list, max_length=100)
+    tenant_id: str | None = Field(None, description="service key only: the tenant the dataset belongs to")
+
+
+class DatasetUpdate(_Body):
+    name: str | None = Field(None, min_length=1, max_length=200)
+    description: str | None = Field(None, max_length=10_000)
+    chunking: ChunkingBody | None = None
+    allowed_roles: list[str] | None = Field(None, max_length=100)
+
+
+class UploadForm(BaseModel):
+    """``POST /api/v1/datasets/{id}/files`` as multipart/form-data (documentation only)."""
+
+    files: list[bytes] = Field(description="one part per file, each named 'files' with its filename")
+
+
+class FileUpdate(_Body):
+    enabled: bool
+
+
+class SourceCreate(_Body):
+    kind: SourceKind
+    config: dict[str, Any]
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _kind(cls, v: object) -> object:
+        return SourceKind.parse(str(v))
+
+
+class SearchBody(_Body):
+    query: str = Field(min_length=1, max_length=2000)
+    k: int = Field(5, ge=1, le=100)
+    mode: SearchMode = SearchMode.HYBRID
+    dataset_ids: list[str] | None = Field(None, max_length=100, description="default: every readable dataset")
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _mode(cls, v: object) -> object:
+        return SearchMode.parse(str(v))
+
+
+class TenantCreate(_Body):
+    name: str = Field(min_length=1, max_length=200)
+
+
+class KeyCreate(_Body):
+    role: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    name: str = Field("", max_length=200)
+
+
+def dataset_out(d: Dataset) -> dict[str, Any]:
+    return {
+        "id": d.id,
+        "tenant_id": d.tenant_id,
+        "name": d.name,
+        "description": d.description,
+        "collection_name": d.collection_name,
+        "chunking": {
+            "strategy": d.chunking.strategy.value if d.chunking.strategy else None,
+            "size": d.chunking.size,
+            "overlap": d.chunking.overlap,
+        },
+        "allowed_roles": list(d.allowed_roles),
+        "created_at": d.created_at,
+        "updated_at": d.updated_at,
+    }
+
+
+def file_out(f: FileEntry) -> dict[str, Any]:
+    return {
+        "id": f.id,
+        "dataset_id": f.dataset_id,
+        "name": f.name,
+        "status": f.status.value,
+        "enabled": f.enabled,
+        "chunks": f.chunks,
+        "size": f.size,
+        "source_id": f.source_id,
+        "item_key": f.item_key,
+        "error": {"code": f.error_code, "message": f.error_message} if f.error_code else None,
+        "created_at": f.created_at,
+        "updated_at": f.updated_at,
+    }
+
+
+def source_out(s: SourceSpec) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "dataset_id": s.dataset_id,
+        "kind": s.kind.value,
+        "config": dict(s.config),
+        "created_at": s.created_at,
+        "last_synced_at": s.last_synced_at,
+        "last_error": s.last_error,
+    }
+
+
+def job_out(job: Job, errors: list[JobItem] | None = None, *, now: float | None = None) -> dict[str, Any]:
+    """A job with its counts, rate (items/s) and ETA; ``errors``: failed items to show."""
+    now = now or time.time()
+    finished = job.done + job.failed
+    elapsed = ((job.finished_at or now) - job.started_at) if job.started_at else 0.0
+    rate = finished / elapsed if elapsed > 0 and finished else 0.0
+    eta = (job.total - finished) / rate if rate > 0 and not job.status.finished else None
+    out: dict[str, Any] = {
+        "id": job.id,
+        "kind": job.kind.value,
+        "status": job.status.value,
+        "dataset_id": job.dataset_id,
+        "total": job.total,
+        "done": job.done,
+        "failed": job.failed,
+        "chunks": job.chunks,
+        "rate_per_s": round(rate, 3),
+        "eta_s": round(eta, 1) if eta is not None else None,
+        "attempts": job.attempts,
+        "max_attempts": job.max_attempts,
+        "cancel_requested": job.cancel_requested,
+        "error": {"code": job.error_code, "message": job.error_message} if job.error_code else None,
+        "created_at": job.created_at,
+        "started_at": job.started_at,
+        "finished_at": job.finished_at,
+        "updated_at": job.updated_at,
+    }
+    if errors is not None:
+        out["errors"] = [{"key": i.key, "code": i.error_code, "message": i.error_message} for i in errors]
+    return out
+
+
+def item_out(i: JobItem) -> dict[str, Any]:
+    return {
+        "key": i.key,
+        "stage": i.stage.value,
+        "file_id": i.file_id,
+        "chunks": i.chunks,
+        "error": {"code": i.error_code, "message": i.error_message} if i.error_code else None,
+    }
+
+
+def hit_out(hit: Hit, dataset_of: dict[str, str]) -> dict[str, Any]:
+    meta = hit.meta
+    return {
+        "content": hit.content,
+        "score": hit.score,
+        "dataset_id": dataset_of.get(str(meta.get("collection_name", ""))),
+        "file_id": meta.get("file_id"),
+        "name": meta.get("name"),
+        "source": meta.get("source"),
+        "page": meta.get("page"),
+        "headers": meta.get("headers"),
+        "split_id": meta.get("split_id"),
+    }
+
+
+def tenant_out(t: Tenant) -> dict[str, Any]:
+    return {"id": t.id, "name": t.name, "created_at": t.created_at}
+
+
+def key_out(k: ApiKeyInfo) -> dict[str, Any]:
+    return {
+        "id": k.id,
+        "tenant_id": k.tenant_id,
+        "role": k.role,
+        "name": k.name,
+        "prefix": k.prefix,
+        "created_at": k.created_at,
+    }

@@ -1,0 +1,192 @@
+"""Datasets and their files, and search scoped by the key (see docs/knowledge-bases.md).
+
+POST/GET        /api/v1/datasets                      create / list readable
+GET/PATCH/DELETE /api/v1/datasets/{id}
+POST/GET        /api/v1/datasets/{id}/files           upload many (multipart) -> job / list
+GET/PATCH/DELETE /api/v1/datasets/{id}/files/{file}   read / enable-disable / delete
+POST            /api/v1/datasets/{id}/files/{file}/reindex, /api/v1/datasets/{id}/reindex
+POST            /api/v1/datasets/{id}/search, /api/v1/search
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse
+
+from ragd.api.auth import Caller
+from ragd.api.kb_schemas import (
+    DatasetCreate,
+    DatasetUpdate,
+    FileUpdate,
+    SearchBody,
+    UploadForm,
+    dataset_out,
+    file_out,
+    hit_out,
+    job_out,
+)
+from ragd.api.multipart import read_form
+from ragd.api.routes.ingest import MULTIPART_OVERHEAD
+from ragd.api.routes.search import services
+from ragd.api.schemas import request_body
+from ragd.bootstrap import Services
+from ragd.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
+from ragd.kb import datasets as ds
+from ragd.kb import files as fs
+from ragd.kb.search import search_datasets
+from ragd.types import Principal
+
+router = APIRouter(prefix="/api/v1", tags=["knowledge bases"])
+Svc = Annotated[Services, Depends(services)]
+
+
+@router.post("/datasets", status_code=201)
+async def create_dataset(body: DatasetCreate, caller: Caller, svc: Svc) -> dict[str, Any]:
+    dataset = await ds.create_dataset(
+        svc.knowledge(),
+        caller,
+        name=body.name,
+        description=body.description,
+        chunking=body.chunking.spec() if body.chunking else None,
+        allowed_roles=tuple(body.allowed_roles),
+        tenant_id=body.tenant_id,
+    )
+    return dataset_out(dataset)
+
+
+@router.get("/datasets")
+async def list_datasets(caller: Caller, svc: Svc) -> dict[str, Any]:
+    return {"datasets": [dataset_out(d) for d in await ds.list_datasets(svc.knowledge(), caller)]}
+
+
+@router.get("/datasets/{dataset_id}")
+async def get_dataset(dataset_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
+    return dataset_out(await ds.get_dataset(svc.knowledge(), caller, dataset_id))
+
+
+@router.patch("/datasets/{dataset_id}")
+async def update_dataset(dataset_id: str, body: DatasetUpdate, caller: Caller, svc: Svc) -> dict[str, Any]:
+    dataset = await ds.update_dataset(
+        svc.knowledge(),
+        caller,
+        dataset_id,
+        name=body.name,
+        description=body.description,
+        chunking=body.chunking.spec() if body.chunking else None,
+        allowed_roles=tuple(body.allowed_roles) if body.allowed_roles is not None else None,
+    )
+    return dataset_out(dataset)
+
+
+@router.delete("/datasets/{dataset_id}")
+async def delete_dataset(dataset_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
+    points = await ds.delete_dataset(svc.knowledge(), caller, dataset_id)
+    return {"deleted": True, "id": dataset_id, "chunks_deleted": points}
+
+
+@router.post(
+    "/datasets/{dataset_id}/files",
+    status_code=202,
+    openapi_extra=request_body({"multipart/form-data": UploadForm}),
+)
+async def upload_files(dataset_id: str, request: Request, caller: Caller, svc: Svc) -> dict[str, Any]:
+    """multipart/form-data with one or more parts named ``files`` (or ``file``)."""
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";")[0].strip().lower() != "multipart/form-data":
+        raise UnsupportedMediaType("upload files as multipart/form-data (parts named 'files')")
+    limit = svc.settings.extract.max_file_bytes
+    most = svc.settings.catalog.max_upload_files
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > most * (limit + MULTIPART_OVERHEAD):
+        raise PayloadTooLarge(f"an upload is at most {most} files of {limit} bytes")
+    kb = svc.knowledge()
+    await ds.get_dataset(kb, caller, dataset_id)  # 404 before reading the body
+    with tempfile.TemporaryDirectory(prefix="ragd-upload-") as tmp:
+        form = await read_form(request.stream(), content_type, tmp_dir=Path(tmp), max_file_bytes=limit)
+        parts = [f for f in form.files if f.field in ("files", "file")]
+        if len(parts) > most:
+            raise InvalidRequest(f"at most {most} files per upload, got {len(parts)}")
+        uploads = [fs.Upload(name=f.filename, path=f.path, size=f.size) for f in parts]
+        entries, job = await fs.upload_files(kb, caller, dataset_id, uploads)
+    svc.wake_worker()
+    return {"files": [file_out(e) for e in entries], "job": job_out(job)}
+
+
+@router.get("/datasets/{dataset_id}/files")
+async def list_files(
+    dataset_id: str,
+    caller: Caller,
+    svc: Svc,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> dict[str, Any]:
+    entries = await fs.list_files(svc.knowledge(), caller, dataset_id, limit=limit, offset=offset)
+    return {"files": [file_out(e) for e in entries]}
+
+
+@router.get("/datasets/{dataset_id}/files/{file_id}")
+async def get_file(dataset_id: str, file_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
+    return file_out(await fs.get_file(svc.knowledge(), caller, dataset_id, file_id))
+
+
+@router.patch("/datasets/{dataset_id}/files/{file_id}")
+async def update_file(
+    dataset_id: str, file_id: str, body: FileUpdate, caller: Caller, svc: Svc
+) -> dict[str, Any]:
+    return file_out(await fs.set_enabled(svc.knowledge(), caller, dataset_id, file_id, body.enabled))
+
+
+@router.delete("/datasets/{dataset_id}/files/{file_id}")
+async def delete_file(dataset_id: str, file_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
+    points = await fs.delete_file(svc.knowledge(), caller, dataset_id, file_id)
+    return {"deleted": True, "id": file_id, "chunks_deleted": points}
+
+
+@router.post("/datasets/{dataset_id}/files/{file_id}/reindex", status_code=202)
+async def reindex_file(dataset_id: str, file_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
+    job = await fs.reindex(svc.knowledge(), caller, dataset_id, [file_id])
+    svc.wake_worker()
+    return {"job": job_out(job)}
+
+
+@router.post("/datasets/{dataset_id}/reindex", status_code=202)
+async def reindex_dataset(dataset_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
+    job = await fs.reindex(svc.knowledge(), caller, dataset_id)
+    svc.wake_worker()
+    return {"job": job_out(job)}
+
+
+@router.post("/datasets/{dataset_id}/search")
+async def search_dataset(dataset_id: str, body: SearchBody, caller: Caller, svc: Svc) -> JSONResponse:
+    return await _search(svc, caller, body, (dataset_id,))
+
+
+@router.post("/search")
+async def search_all(body: SearchBody, caller: Caller, svc: Svc) -> JSONResponse:
+    return await _search(svc, caller, body, tuple(body.dataset_ids) if body.dataset_ids else None)
+
+
+async def _search(
+    svc: Services, caller: Principal, body: SearchBody, ids: tuple[str, ...] | None
+) -> JSONResponse:
+    found = await search_datasets(
+        svc.knowledge(),
+        svc.pipeline,
+        caller,
+        body.query,
+        dataset_ids=ids,
+        k=body.k,
+        mode=body.mode,
+        deadline_s=svc.settings.server.search_timeout_s,
+    )
+    by_collection = {d.collection_name: d.id for d in found.datasets}
+    return JSONResponse(
+        {
+            "datasets": [d.id for d in found.datasets],
+            "results": [hit_out(h, by_collection) for h in found.hits],
+        }
+    )

@@ -1,0 +1,54 @@
+"""Sources that keep a dataset in sync: a watched folder, a crawled site, an S3 prefix.
+
+POST/GET   /api/v1/datasets/{id}/sources               add (syncs at once) / list
+POST       /api/v1/datasets/{id}/sources/{source}/sync  sync now
+DELETE     /api/v1/datasets/{id}/sources/{source}       remove, with the files it brought in
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+
+from ragd.api.auth import Caller
+from ragd.api.kb_schemas import SourceCreate, job_out, source_out
+from ragd.api.routes.search import services
+from ragd.bootstrap import Services
+from ragd.kb import sources as src
+
+router = APIRouter(prefix="/api/v1/datasets/{dataset_id}/sources", tags=["knowledge bases"])
+Svc = Annotated[Services, Depends(services)]
+
+
+@router.post("", status_code=202)
+async def add_source(dataset_id: str, body: SourceCreate, caller: Caller, svc: Svc) -> dict[str, Any]:
+    spec, job = await src.add_source(
+        svc.knowledge(),
+        caller,
+        dataset_id,
+        body.kind,
+        body.config,
+        folder_roots=list(svc.settings.catalog.folder_roots),
+        allow_private=svc.settings.crawl.allow_private,
+    )
+    svc.wake_worker()
+    return {"source": source_out(spec), "job": job_out(job)}
+
+
+@router.get("")
+async def list_sources(dataset_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
+    return {"sources": [source_out(s) for s in await src.list_sources(svc.knowledge(), caller, dataset_id)]}
+
+
+@router.post("/{source_id}/sync", status_code=202)
+async def sync_source(dataset_id: str, source_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
+    job = await src.sync_source(svc.knowledge(), caller, dataset_id, source_id)
+    svc.wake_worker()
+    return {"job": job_out(job)}
+
+
+@router.delete("/{source_id}")
+async def remove_source(dataset_id: str, source_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
+    files = await src.remove_source(svc.knowledge(), caller, dataset_id, source_id)
+    return {"deleted": True, "id": source_id, "files_deleted": files}

@@ -1,0 +1,182 @@
+"""Wiring of the knowledge-base half: the SQL catalog, source readers, the worker and the watcher."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ragd.catalog.base import Catalog
+from ragd.chunk.base import Chunker, TokenCounter
+from ragd.chunk.factory import build_chunker
+from ragd.errors import ConfigurationError, InvalidRequest, MissingDependency
+from ragd.ingest.pipeline import Ingestor
+from ragd.kb.context import KbContext
+from ragd.kb.watcher import FolderWatcher
+from ragd.kb.worker import Worker
+from ragd.objects.base import ObjectStore
+from ragd.settings import ChunkSettings, Settings
+from ragd.sources.base import SourceReader
+from ragd.store.base import VectorStore
+from ragd.types import ChunkingSpec, ChunkStrategy, SourceKind, SourceSpec
+
+log = logging.getLogger(__name__)
+
+
+def chunker_factory(
+    settings: Settings, counter: TokenCounter | None, max_tokens: int, document_prefix: str
+) -> Callable[[ChunkingSpec], Chunker]:
+    """A dataset's chunker from its spec over the service's chunking settings (cached per spec)."""
+
+    @lru_cache(maxsize=64)
+    def chunker_for(spec: ChunkingSpec) -> Chunker:
+        base = settings.chunking
+        strategy = spec.strategy or base.strategy
+        by_tokens = strategy in (ChunkStrategy.TOKEN, ChunkStrategy.MARKDOWN)
+        size_key, overlap_key = (
+            ("token_size", "token_overlap") if by_tokens else ("char_size", "char_overlap")
+        )
+        changes: dict[str, object] = {"strategy": strategy}
+        if spec.size is not None:
+            changes[size_key] = spec.size
+        if spec.overlap is not None:
+            changes[overlap_key] = spec.overlap
+        try:
+            merged = ChunkSettings.model_validate({**base.model_dump(), **changes})
+            if getattr(merged, overlap_key) >= getattr(merged, size_key):
+                raise InvalidRequest("chunk overlap must be smaller than the chunk size")
+            return build_chunker(
+                merged, counter=counter, max_tokens=max_tokens, document_prefix=document_prefix
+            )
+        except (ValidationError, ConfigurationError) as exc:
+            raise InvalidRequest(f"invalid chunking: {exc}") from exc
+
+    return chunker_for
+
+
+def reader_factory(
+    settings: Settings, objects: ObjectStore | None, objects_error: MissingDependency | None
+) -> Callable[[SourceSpec], AbstractAsyncContextManager[SourceReader]]:
+    @asynccontextmanager
+    async def open_reader(spec: SourceSpec) -> AsyncIterator[SourceReader]:
+        config = spec.config
+        if spec.kind is SourceKind.FOLDER:
+            from ragd.sources.folder import FolderSource
+
+            yield FolderSource(Path(str(config["path"])), [str(p) for p in config.get("ignore", [])])
+        elif spec.kind is SourceKind.WEB:
+            from ragd.sources.web import CrawlSpec, WebSource
+
+            crawl = settings.crawl
+            web = WebSource(
+                CrawlSpec(
+                    start_url=str(config["url"]),
+                    max_depth=int(config.get("max_depth", crawl.max_depth)),
+                    max_pages=int(config.get("max_pages", crawl.max_pages)),
+                    path_prefix=config.get("path_prefix"),
+                    delay_s=float(config.get("delay_s", crawl.delay_s)),
+                    user_agent=crawl.user_agent,
+                    timeout_s=crawl.timeout_s,
+                    max_page_bytes=settings.extract.max_file_bytes,
+                )
+            )
+            try:
+                yield web
+            finally:
+                await web.aclose()
+        else:
+            from ragd.sources.s3_prefix import S3PrefixSource
+
+            if objects is None:
+                raise objects_error or ConfigurationError("S3 is not configured")
+            scratch = settings.data_dir / "tmp"
+            scratch.mkdir(parents=True, exist_ok=True)
+            s3 = S3PrefixSource(
+                objects,
+                str(config["bucket"]),
+                str(config.get("prefix", "")),
+                max_bytes=settings.extract.max_file_bytes,
+                scratch_dir=scratch,
+            )
+            try:
+                yield s3
+            finally:
+                await s3.aclose()
+
+    return open_reader
+
+
+def _watch(
+    root: Path, ignore: Sequence[str], debounce_ms: int, stop: asyncio.Event
+) -> AsyncIterator[set[str]]:
+    from ragd.sources.watch import watch_folder
+
+    return watch_folder(root, ignore=ignore, debounce_ms=debounce_ms, stop_event=stop)
+
+
+@asynccontextmanager
+async def open_knowledge(
+    settings: Settings,
+    *,
+    store: VectorStore,
+    ingestor: Ingestor,
+    counter: TokenCounter | None,
+    max_tokens: int,
+    document_prefix: str,
+    objects: ObjectStore | None,
+    objects_error: MissingDependency | None,
+    background: bool,
+) -> AsyncIterator[tuple[KbContext, Worker | None]]:
+    """The catalog (migrated to the latest schema) and, with ``background``, the worker and watcher."""
+    from ragd.catalog.sql import open_catalog
+
+    async with AsyncExitStack() as stack:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)  # the default SQLite file lives there
+        catalog = await open_catalog(settings.catalog_url)
+        stack.push_async_callback(catalog.aclose)
+        ctx = KbContext(
+            catalog=catalog,
+            store=store,
+            ingestor=ingestor,
+            chunker_for=chunker_factory(settings, counter, max_tokens, document_prefix),
+            reader_for=reader_factory(settings, objects, objects_error),
+            files_dir=settings.files_dir,
+            max_upload_bytes=settings.extract.max_file_bytes,
+            max_attempts=settings.worker.max_attempts,
+        )
+        if not (background and settings.worker.enabled):
+            yield ctx, None
+            return
+        stop = asyncio.Event()
+        worker = Worker(ctx, settings.worker)
+        tasks = [asyncio.create_task(worker.run(stop), name="ragd-worker")]
+        if settings.worker.watch:
+            watcher = FolderWatcher(
+                ctx, _watch, debounce_ms=settings.worker.debounce_ms, on_queue=worker.wake
+            )
+            tasks.append(asyncio.create_task(watcher.run(stop), name="ragd-watcher"))
+
+        async def _stop() -> None:
+            stop.set()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        stack.push_async_callback(_stop)
+        yield ctx, worker
+
+
+@asynccontextmanager
+async def open_catalog_only(settings: Settings) -> AsyncIterator[Catalog]:
+    """The catalog alone (tenants and keys from the CLI: no model, no index)."""
+    from ragd.catalog.sql import open_catalog
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    catalog = await open_catalog(settings.catalog_url)
+    try:
+        yield catalog
+    finally:
+        await catalog.aclose()

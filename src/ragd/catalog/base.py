@@ -1,0 +1,206 @@
+"""The catalog ports: metadata about knowledge bases, kept apart from the vectors.
+
+Four narrow Protocols, one SQL adapter package (``catalog/sql/``: SQLAlchemy,
+SQLite in the data directory by default, PostgreSQL by URL, Alembic
+migrations).  Records in, records out (``ragd.types``); times are epoch
+seconds.  Errors: :class:`ragd.errors.Conflict` for a duplicate name,
+:class:`ragd.errors.StoreUnavailable`-style :class:`ragd.errors.CatalogUnavailable`
+when the database cannot be reached.  Nothing here checks access: the
+use-cases do, with the request's :class:`ragd.types.Principal`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from ragd.types import (
+    ApiKeyInfo,
+    Dataset,
+    FileEntry,
+    ItemStage,
+    Job,
+    JobItem,
+    JobStatus,
+    LedgerEntry,
+    Principal,
+    SourceSpec,
+    Tenant,
+)
+
+
+class TenantDirectory(Protocol):
+    async def create_tenant(self, name: str) -> Tenant:
+        """A new tenant; Conflict when the name is taken."""
+        ...
+
+    async def list_tenants(self) -> list[Tenant]: ...
+
+    async def create_key(self, tenant_id: str, role: str, name: str) -> tuple[ApiKeyInfo, str]:
+        """A new key and its secret (returned once; only a hash is stored)."""
+        ...
+
+    async def resolve_key(self, secret: str) -> Principal | None:
+        """The principal of a live key, or None (unknown or revoked)."""
+        ...
+
+    async def list_keys(self, tenant_id: str) -> list[ApiKeyInfo]: ...
+
+    async def revoke_key(self, tenant_id: str, key_id: str) -> bool:
+        """False when the tenant has no such key."""
+        ...
+
+
+class DatasetRepo(Protocol):
+    async def create_dataset(self, dataset: Dataset) -> Dataset:
+        """Conflict when the tenant already has a dataset of that name."""
+        ...
+
+    async def get_dataset(self, dataset_id: str) -> Dataset | None: ...
+
+    async def list_datasets(self, tenant_id: str | None) -> list[Dataset]:
+        """One tenant's datasets by name (None: every tenant's)."""
+        ...
+
+    async def update_dataset(self, dataset: Dataset) -> Dataset:
+        """Replace name/description/chunking/allowed_roles (``updated_at`` set to now); Conflict
+        on a taken name, NotFound for an unknown id."""
+        ...
+
+    async def delete_dataset(self, dataset_id: str) -> None:
+        """The dataset and its files, sources and ledger (its points are the caller's job)."""
+        ...
+
+
+class FileRepo(Protocol):
+    async def put_file(self, entry: FileEntry) -> FileEntry:
+        """Insert or replace by id (``updated_at`` set to now; a replaced file keeps its
+        ``created_at``); NotFound when the dataset does not exist."""
+        ...
+
+    async def get_file(self, file_id: str) -> FileEntry | None: ...
+
+    async def list_files(self, dataset_id: str, *, limit: int = 1000, offset: int = 0) -> list[FileEntry]:
+        """A dataset's files by name."""
+        ...
+
+    async def delete_file(self, file_id: str) -> None: ...
+
+
+class SourceRepo(Protocol):
+    """Sources and their ledger: one record per item, whatever the source."""
+
+    async def create_source(self, spec: SourceSpec) -> SourceSpec: ...
+
+    async def get_source(self, source_id: str) -> SourceSpec | None: ...
+
+    async def list_sources(self, dataset_id: str | None = None) -> list[SourceSpec]:
+        """A dataset's sources (None: all, e.g. for the folder watcher at start-up)."""
+        ...
+
+    async def delete_source(self, source_id: str) -> None:
+        """The source and its ledger (its files are the caller's job)."""
+        ...
+
+    async def mark_synced(self, source_id: str, at: float, error: str | None) -> None: ...
+
+    async def ledger(self, source_id: str) -> dict[str, LedgerEntry]:
+        """Every item recorded for the source, by key."""
+        ...
+
+    async def record_item(self, entry: LedgerEntry) -> None:
+        """Insert or replace the record of (source_id, key)."""
+        ...
+
+    async def forget_item(self, source_id: str, key: str) -> None: ...
+
+
+class JobQueue(Protocol):
+    """Durable jobs shared by every replica.
+
+    ``claim`` hands a job to exactly one worker: on PostgreSQL with
+    ``SELECT … FOR UPDATE SKIP LOCKED``, on SQLite inside the database's one
+    write transaction.  A running job holds a lease that its worker renews
+    (``heartbeat``); a job whose lease lapsed (the worker died) is claimed
+    again, which is safe because ingest is idempotent and finished items are
+    skipped.
+    """
+
+    async def enqueue(self, job: Job, items: Sequence[str] = (), *, dedupe: bool = False) -> Job:
+        """Store a queued job (and its item keys).  ``dedupe``: if a job of the same tenant,
+        kind, dataset and payload is still queued (not running), return that one instead, with
+        ``items`` added to it."""
+        ...
+
+    async def claim(self, worker_id: str, lease_s: float) -> Job | None:
+        """The oldest runnable job (queued and due, or running with a lapsed lease), now
+        RUNNING for ``worker_id`` with attempts+1 and ``started_at`` now; None when there is none.
+        A lapsed job is not run again when its cancel was requested (it ends CANCELLED) or its
+        attempts are used up (it ends FAILED with error code ``WORKER_LOST``)."""
+        ...
+
+    async def heartbeat(self, job_id: str, worker_id: str, lease_s: float) -> Job | None:
+        """Extend the lease; None when the worker no longer holds it.  The returned job
+        shows ``cancel_requested``.  Not a visible change: ``updated_at`` stays."""
+        ...
+
+    async def set_items(self, job_id: str, keys: Sequence[str]) -> None:
+        """Add items (keys already present keep their stage) and update the job's total."""
+        ...
+
+    async def update_item(
+        self,
+        job_id: str,
+        key: str,
+        stage: ItemStage,
+        *,
+        file_id: str | None = None,
+        chunks: int = 0,
+        error_code: str | None = None,
+        error_message: str | None = None,
+    ) -> None:
+        """Move one item to ``stage`` (adding it when the job did not list it; ``file_id`` None
+        keeps the item's) and recount the job's done/failed/chunks/total; NotFound for an
+        unknown job."""
+        ...
+
+    async def items(self, job_id: str) -> list[JobItem]: ...
+
+    async def finish(
+        self,
+        job_id: str,
+        worker_id: str,
+        status: JobStatus,
+        *,
+        error_code: str | None = None,
+        error_message: str | None = None,
+        retry_in_s: float | None = None,
+    ) -> Job:
+        """End an attempt.  ``retry_in_s`` with a FAILED status and attempts left puts the job
+        back to QUEUED, due after the delay (not when a cancel was requested); otherwise the
+        status is final.  A worker that no longer holds the lease changes nothing and gets the
+        job as it stands.  NotFound for an unknown job; ValueError for a non-final status."""
+        ...
+
+    async def request_cancel(self, job_id: str) -> Job | None:
+        """Cancel a queued job at once; flag a running one for its worker to stop."""
+        ...
+
+    async def get_job(self, job_id: str) -> Job | None: ...
+
+    async def list_jobs(
+        self, tenant_id: str | None, *, updated_after: float | None = None, limit: int = 100
+    ) -> list[Job]:
+        """A tenant's jobs (None: all), newest first.
+
+        ``updated_after``: the jobs changed since, oldest change first.  Every change that a
+        user can see (not a heartbeat) gives the job a new ``updated_at``, larger than any
+        committed before it, on every replica; so a feed that polls with the largest
+        ``updated_at`` it has seen (or the last one of a full page) misses nothing."""
+        ...
+
+
+class Catalog(TenantDirectory, DatasetRepo, FileRepo, SourceRepo, JobQueue, Protocol):
+    """All five ports over one database (what the SQL adapter provides)."""
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,68 @@
+"""Datasets: unique names per tenant, one unique collection name each."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from sqlalchemy import delete, insert, select, update
+
+from ragd.catalog.sql import records
+from ragd.catalog.sql.engine import Database
+from ragd.catalog.sql.tables import datasets
+from ragd.errors import NotFound
+from ragd.types import Dataset
+
+
+def _taken(ds: Dataset, *, new: bool) -> str:
+    taken = f"the tenant already has a dataset named {ds.name!r}"
+    return f"{taken} (or collection {ds.collection_name!r} is taken)" if new else taken
+
+
+class SqlDatasets:
+    _db: Database
+
+    async def create_dataset(self, dataset: Dataset) -> Dataset:
+        now = self._db.now()
+        stored = dataclasses.replace(dataset, created_at=now, updated_at=now)
+        values = {
+            "id": stored.id,
+            "tenant_id": stored.tenant_id,
+            "collection_name": stored.collection_name,
+            "created_at": now,
+            "updated_at": now,
+            **records.dataset_values(stored),
+        }
+        async with self._db.write(conflict=_taken(dataset, new=True), missing="no such tenant") as conn:
+            await conn.execute(insert(datasets).values(**values))
+        return stored
+
+    async def get_dataset(self, dataset_id: str) -> Dataset | None:
+        async with self._db.read() as conn:
+            row = (await conn.execute(select(datasets).where(datasets.c.id == dataset_id))).mappings().first()
+        return records.dataset(row) if row is not None else None
+
+    async def list_datasets(self, tenant_id: str | None) -> list[Dataset]:
+        query = select(datasets).order_by(datasets.c.name, datasets.c.id)
+        if tenant_id is not None:
+            query = query.where(datasets.c.tenant_id == tenant_id)
+        async with self._db.read() as conn:
+            return [records.dataset(r) for r in (await conn.execute(query)).mappings()]
+
+    async def update_dataset(self, dataset: Dataset) -> Dataset:
+        """Replace name/description/chunking/allowed_roles; Conflict on a taken name; NotFound
+        for an unknown id.  Returns the stored dataset (``updated_at`` now)."""
+        statement = (
+            update(datasets)
+            .where(datasets.c.id == dataset.id)
+            .values(updated_at=self._db.now(), **records.dataset_values(dataset))
+            .returning(*datasets.c)
+        )
+        async with self._db.write(conflict=_taken(dataset, new=False)) as conn:
+            row = (await conn.execute(statement)).mappings().first()
+        if row is None:
+            raise NotFound(f"no dataset {dataset.id!r}")
+        return records.dataset(row)
+
+    async def delete_dataset(self, dataset_id: str) -> None:
+        async with self._db.write() as conn:
+            await conn.execute(delete(datasets).where(datasets.c.id == dataset_id))

@@ -1,0 +1,182 @@
+"""Rows to records and back: the one place that knows both shapes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import RowMapping
+
+from ragd.types import (
+    ApiKeyInfo,
+    ChunkingSpec,
+    ChunkStrategy,
+    Dataset,
+    FileEntry,
+    FileStatus,
+    ItemStage,
+    ItemStatus,
+    Job,
+    JobItem,
+    JobKind,
+    JobStatus,
+    LedgerEntry,
+    SourceKind,
+    SourceSpec,
+    Tenant,
+)
+
+
+def tenant(row: RowMapping) -> Tenant:
+    return Tenant(id=row["id"], name=row["name"], created_at=row["created_at"])
+
+
+def api_key(row: RowMapping) -> ApiKeyInfo:
+    return ApiKeyInfo(
+        id=row["id"],
+        tenant_id=row["tenant_id"],
+        role=row["role"],
+        name=row["name"],
+        prefix=row["prefix"],
+        created_at=row["created_at"],
+    )
+
+
+def dataset(row: RowMapping) -> Dataset:
+    strategy = row["chunk_strategy"]
+    return Dataset(
+        id=row["id"],
+        tenant_id=row["tenant_id"],
+        name=row["name"],
+        collection_name=row["collection_name"],
+        description=row["description"],
+        chunking=ChunkingSpec(
+            strategy=ChunkStrategy.parse(strategy) if strategy else None,
+            size=row["chunk_size"],
+            overlap=row["chunk_overlap"],
+        ),
+        allowed_roles=tuple(row["allowed_roles"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def dataset_values(ds: Dataset) -> dict[str, Any]:
+    """The columns a dataset update replaces."""
+    return {
+        "name": ds.name,
+        "description": ds.description,
+        "chunk_strategy": ds.chunking.strategy.value if ds.chunking.strategy else None,
+        "chunk_size": ds.chunking.size,
+        "chunk_overlap": ds.chunking.overlap,
+        "allowed_roles": list(ds.allowed_roles),
+    }
+
+
+def file_entry(row: RowMapping) -> FileEntry:
+    return FileEntry(
+        id=row["id"],
+        dataset_id=row["dataset_id"],
+        name=row["name"],
+        status=FileStatus.parse(row["status"]),
+        enabled=bool(row["enabled"]),
+        chunks=row["chunks"],
+        size=row["size"],
+        content_hash=row["content_hash"],
+        source_id=row["source_id"],
+        item_key=row["item_key"],
+        error_code=row["error_code"],
+        error_message=row["error_message"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def file_values(entry: FileEntry) -> dict[str, Any]:
+    return {
+        "id": entry.id,
+        "dataset_id": entry.dataset_id,
+        "name": entry.name,
+        "status": entry.status.value,
+        "enabled": entry.enabled,
+        "chunks": entry.chunks,
+        "size": entry.size,
+        "content_hash": entry.content_hash,
+        "source_id": entry.source_id,
+        "item_key": entry.item_key,
+        "error_code": entry.error_code,
+        "error_message": entry.error_message,
+    }
+
+
+def source(row: RowMapping) -> SourceSpec:
+    return SourceSpec(
+        id=row["id"],
+        dataset_id=row["dataset_id"],
+        kind=SourceKind.parse(row["kind"]),
+        config=dict(row["config"]),
+        created_at=row["created_at"],
+        last_synced_at=row["last_synced_at"],
+        last_error=row["last_error"],
+    )
+
+
+def ledger_entry(row: RowMapping) -> LedgerEntry:
+    return LedgerEntry(
+        source_id=row["source_id"],
+        key=row["key"],
+        fingerprint=row["fingerprint"],
+        file_id=row["file_id"],
+        status=ItemStatus.parse(row["status"]),
+        last_seen=row["last_seen"],
+        error_code=row["error_code"],
+        error_message=row["error_message"],
+    )
+
+
+def ledger_values(entry: LedgerEntry) -> dict[str, Any]:
+    return {
+        "source_id": entry.source_id,
+        "key": entry.key,
+        "fingerprint": entry.fingerprint,
+        "file_id": entry.file_id,
+        "status": entry.status.value,
+        "last_seen": entry.last_seen,
+        "error_code": entry.error_code,
+        "error_message": entry.error_message,
+    }
+
+
+def job(row: RowMapping) -> Job:
+    return Job(
+        id=row["id"],
+        tenant_id=row["tenant_id"],
+        kind=JobKind.parse(row["kind"]),
+        status=JobStatus.parse(row["status"]),
+        dataset_id=row["dataset_id"],
+        payload=dict(row["payload"]),
+        attempts=row["attempts"],
+        max_attempts=row["max_attempts"],
+        cancel_requested=bool(row["cancel_requested"]),
+        error_code=row["error_code"],
+        error_message=row["error_message"],
+        created_at=row["created_at"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        updated_at=row["updated_at"],
+        total=row["total"],
+        done=row["done"],
+        failed=row["failed"],
+        chunks=row["chunks"],
+    )
+
+
+def job_item(row: RowMapping) -> JobItem:
+    return JobItem(
+        job_id=row["job_id"],
+        key=row["key"],
+        stage=ItemStage.parse(row["stage"]),
+        file_id=row["file_id"],
+        chunks=row["chunks"],
+        error_code=row["error_code"],
+        error_message=row["error_message"],
+    )

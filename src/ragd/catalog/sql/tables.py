@@ -1,0 +1,174 @@
+"""The catalog's tables (SQLAlchemy Core), portable between SQLite and PostgreSQL.
+
+Times are float epoch seconds; enums are stored as their string values; JSON
+columns hold ``allowed_roles``, source ``config`` and job ``payload``.  The
+Alembic revisions in ``migrations/versions`` must build exactly this schema
+(a test compares them).
+
+``job_clock`` is a one-row table: every job change takes the next value of it
+as the job's ``updated_at`` (see ``clock.py``), which makes ``updated_at`` a
+change feed that commits in order on both engines.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+)
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING)
+
+
+def _fk(target: str) -> ForeignKey:
+    return ForeignKey(target, ondelete="CASCADE")
+
+
+tenants = Table(
+    "tenants",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("name", String, nullable=False, unique=True),
+    Column("created_at", Float, nullable=False),
+)
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("tenant_id", String, _fk("tenants.id"), nullable=False, index=True),
+    Column("role", String, nullable=False),
+    Column("name", String, nullable=False),
+    Column("prefix", String, nullable=False),
+    Column("secret_hash", String, nullable=False, unique=True),
+    Column("created_at", Float, nullable=False),
+    Column("revoked_at", Float, nullable=True),
+)
+
+datasets = Table(
+    "datasets",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("tenant_id", String, _fk("tenants.id"), nullable=False),
+    Column("name", String, nullable=False),
+    Column("collection_name", String, nullable=False, unique=True),
+    Column("description", String, nullable=False),
+    Column("chunk_strategy", String, nullable=True),
+    Column("chunk_size", Integer, nullable=True),
+    Column("chunk_overlap", Integer, nullable=True),
+    Column("allowed_roles", JSON, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Index("uq_datasets_tenant_id_name", "tenant_id", "name", unique=True),
+)
+
+files = Table(
+    "files",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("dataset_id", String, _fk("datasets.id"), nullable=False),
+    Column("name", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    Column("chunks", Integer, nullable=False),
+    Column("size", Integer, nullable=False),
+    Column("content_hash", String, nullable=True),
+    Column("source_id", String, nullable=True),
+    Column("item_key", String, nullable=True),
+    Column("error_code", String, nullable=True),
+    Column("error_message", String, nullable=True),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Index("ix_files_dataset_id_name", "dataset_id", "name"),
+    Index("ix_files_source_id_item_key", "source_id", "item_key"),
+)
+
+sources = Table(
+    "sources",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("dataset_id", String, _fk("datasets.id"), nullable=False, index=True),
+    Column("kind", String, nullable=False),
+    Column("config", JSON, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("last_synced_at", Float, nullable=True),
+    Column("last_error", String, nullable=True),
+)
+
+ledger = Table(
+    "ledger",
+    metadata,
+    Column("source_id", String, _fk("sources.id"), primary_key=True),
+    Column("key", String, primary_key=True),
+    Column("fingerprint", String, nullable=False),
+    Column("file_id", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("last_seen", Float, nullable=False),
+    Column("error_code", String, nullable=True),
+    Column("error_message", String, nullable=True),
+)
+
+jobs = Table(
+    "jobs",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("tenant_id", String, nullable=False),
+    Column("kind", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("dataset_id", String, nullable=True),
+    Column("payload", JSON, nullable=False),
+    Column("dedupe_key", String, nullable=False, index=True),
+    Column("attempts", Integer, nullable=False),
+    Column("max_attempts", Integer, nullable=False),
+    Column("cancel_requested", Boolean, nullable=False),
+    Column("run_after", Float, nullable=False),
+    Column("lease_owner", String, nullable=True),
+    Column("lease_expires", Float, nullable=True),
+    Column("error_code", String, nullable=True),
+    Column("error_message", String, nullable=True),
+    Column("created_at", Float, nullable=False),
+    Column("started_at", Float, nullable=True),
+    Column("finished_at", Float, nullable=True),
+    Column("updated_at", Float, nullable=False, index=True),
+    Column("total", Integer, nullable=False),
+    Column("done", Integer, nullable=False),
+    Column("failed", Integer, nullable=False),
+    Column("chunks", Integer, nullable=False),
+    Index("ix_jobs_status_run_after", "status", "run_after"),
+    Index("ix_jobs_tenant_id_updated_at", "tenant_id", "updated_at"),
+)
+
+job_items = Table(
+    "job_items",
+    metadata,
+    Column("job_id", String, _fk("jobs.id"), primary_key=True),
+    Column("key", String, primary_key=True),
+    Column("stage", String, nullable=False),
+    Column("file_id", String, nullable=True),
+    Column("chunks", Integer, nullable=False),
+    Column("error_code", String, nullable=True),
+    Column("error_message", String, nullable=True),
+)
+
+job_clock = Table(
+    "job_clock",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("value", Float, nullable=False),
+)

@@ -1,0 +1,149 @@
+"""``ragd tenants`` / ``ragd keys`` (straight on the catalog) and ``ragd jobs watch`` (over HTTP)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypeVar
+
+import httpx
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from ragd.bootstrap.knowledge import open_catalog_only
+from ragd.catalog.base import Catalog
+from ragd.cli.progress import RateProgress
+from ragd.errors import NotFound, RagError
+from ragd.settings import Settings
+
+T = TypeVar("T")
+console = Console()
+err_console = Console(stderr=True)
+
+tenants_app = typer.Typer(
+    help="Tenants (the service admin's view, straight on the catalog).", no_args_is_help=True
+)
+keys_app = typer.Typer(help="Tenant-scoped API keys.", no_args_is_help=True)
+jobs_app = typer.Typer(help="Follow jobs of a running `ragd serve`.", no_args_is_help=True)
+
+
+def _catalog_run(settings: Settings, job: Callable[[Catalog], Awaitable[T]]) -> T:
+    async def main() -> T:
+        async with open_catalog_only(settings) as catalog:
+            return await job(catalog)
+
+    try:
+        return asyncio.run(main())
+    except RagError as exc:
+        err_console.print(f"[red]error[/red] {exc.code}: {exc}")
+        raise typer.Exit(2) from exc
+
+
+def _settings() -> Settings:
+    try:
+        return Settings()
+    except ValidationError as exc:
+        err_console.print(f"[red]error[/red] CONFIGURATION_ERROR: {exc}")
+        raise typer.Exit(2) from None
+
+
+@tenants_app.command("create")
+def tenant_create(name: Annotated[str, typer.Argument(help="the tenant's name")]) -> None:
+    """Create a tenant; prints its id."""
+    tenant = _catalog_run(_settings(), lambda c: c.create_tenant(name.strip()))
+    console.print(f"tenant [bold]{tenant.name}[/bold] id {tenant.id}")
+
+
+@tenants_app.command("list")
+def tenant_list() -> None:
+    tenants = _catalog_run(_settings(), lambda c: c.list_tenants())
+    table = Table("id", "name")
+    for t in tenants:
+        table.add_row(t.id, t.name)
+    console.print(table)
+
+
+async def _tenant_id(catalog: Catalog, name_or_id: str) -> str:
+    for tenant in await catalog.list_tenants():
+        if name_or_id in (tenant.id, tenant.name):
+            return tenant.id
+    raise NotFound(f"no tenant {name_or_id!r} (see `ragd tenants list`)")
+
+
+@keys_app.command("create")
+def key_create(
+    tenant: Annotated[str, typer.Option("--tenant", "-t", help="tenant name or id")],
+    role: Annotated[str, typer.Option("--role", "-r", help="admin, editor, or a reader role name")],
+    name: Annotated[str, typer.Option("--name", help="a label for the key")] = "",
+) -> None:
+    """Create a key; its secret is printed once (only a hash is kept)."""
+
+    async def job(catalog: Catalog) -> tuple[Any, str]:
+        return await catalog.create_key(await _tenant_id(catalog, tenant), role, name)
+
+    info, secret = _catalog_run(_settings(), job)
+    console.print(f"key {info.id} (role {info.role}) for tenant {info.tenant_id}:")
+    console.print(secret, soft_wrap=True, highlight=False)
+
+
+@keys_app.command("list")
+def key_list(tenant: Annotated[str, typer.Option("--tenant", "-t", help="tenant name or id")]) -> None:
+    async def job(catalog: Catalog) -> list[Any]:
+        return await catalog.list_keys(await _tenant_id(catalog, tenant))
+
+    table = Table("id", "role", "name", "prefix")
+    for k in _catalog_run(_settings(), job):
+        table.add_row(k.id, k.role, k.name, k.prefix + "…")
+    console.print(table)
+
+
+@jobs_app.command("watch")
+def jobs_watch(
+    job_id: Annotated[str, typer.Argument(help="the job to follow")],
+    url: Annotated[str, typer.Option(help="the ragd server", envvar="RAGD_URL")] = "http://127.0.0.1:8000",
+    key: Annotated[str | None, typer.Option(help="API key", envvar="RAGD_API_KEY")] = None,
+) -> None:
+    """A progress bar for one job, fed by the server's event stream; exit 1 if the job failed."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        final = asyncio.run(_follow(url.rstrip("/"), job_id, headers))
+    except httpx.HTTPError as exc:
+        err_console.print(f"[red]error[/red] cannot follow the job at {url}: {exc}")
+        raise typer.Exit(2) from exc
+    for error in final.get("errors") or []:
+        err_console.print(f"  [red]{error['code']}[/red] {error['key']}: {error['message']}")
+    err = final.get("error")
+    console.print(f"job {job_id}: {final['status']}" + (f" ({err['code']}: {err['message']})" if err else ""))
+    if final["status"] != "succeeded":
+        raise typer.Exit(1)
+
+
+async def _follow(url: str, job_id: str, headers: dict[str, str]) -> dict[str, Any]:
+    timeout = httpx.Timeout(30.0, read=None)
+    async with (
+        httpx.AsyncClient(timeout=timeout, headers=headers) as client,
+        client.stream("GET", f"{url}/api/v1/events", params={"job_id": job_id}) as response,
+    ):
+        if response.status_code != 200:
+            await response.aread()
+            message = f"HTTP {response.status_code}: {response.text[:300]}"
+            raise httpx.HTTPStatusError(message, request=response.request, response=response)
+        return await _render(response)
+
+
+async def _render(response: httpx.Response) -> dict[str, Any]:
+    last: dict[str, Any] = {}
+    with RateProgress(console, "job", 0, unit="items") as bar:
+        async for line in response.aiter_lines():
+            if line.startswith("data: "):
+                last = json.loads(line[6:])
+                bar.update_to(
+                    done=last["done"] + last["failed"],
+                    total=last["total"],
+                    chunks=last["chunks"],
+                    failed=last["failed"],
+                )
+    return last

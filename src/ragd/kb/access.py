@@ -1,0 +1,63 @@
+"""Who may touch which dataset: the one place tenant isolation and roles are decided.
+
+A dataset of another tenant is reported exactly like a missing one (404
+with the same message), so ids cannot be probed across tenants.  A reader
+that may see a dataset but not change it gets 403.
+"""
+
+from __future__ import annotations
+
+from ragd.catalog.base import DatasetRepo
+from ragd.errors import Forbidden, InvalidRequest, NotFound
+from ragd.types import Dataset, Principal
+
+
+def dataset_not_found(dataset_id: str) -> NotFound:
+    return NotFound(f"dataset {dataset_id!r} not found")
+
+
+async def readable(principal: Principal, datasets: DatasetRepo, dataset_id: str) -> Dataset:
+    found = await datasets.get_dataset(dataset_id)
+    if found is None or not principal.can_read(found):
+        raise dataset_not_found(dataset_id)
+    return found
+
+
+async def writable(principal: Principal, datasets: DatasetRepo, dataset_id: str) -> Dataset:
+    found = await readable(principal, datasets, dataset_id)
+    if not principal.can_write:
+        raise Forbidden(f"role {principal.role!r} may read but not change datasets")
+    return found
+
+
+def require_writer(principal: Principal) -> None:
+    if not principal.can_write:
+        raise Forbidden(f"role {principal.role!r} may read but not change datasets")
+
+
+def require_admin(principal: Principal, tenant_id: str) -> None:
+    """Tenant admins act on their own tenant; the service key on every tenant."""
+    if principal.is_service:
+        return
+    if tenant_id != principal.tenant_id:
+        raise NotFound("not found")
+    if not principal.can_admin:
+        raise Forbidden("this needs an admin key of the tenant")
+
+
+def owning_tenant(principal: Principal, tenant_id: str | None) -> str:
+    """The tenant a new dataset belongs to: the key's own (the service key must name one)."""
+    if principal.tenant_id is not None:
+        return principal.tenant_id
+    if not tenant_id:
+        raise InvalidRequest("the service key must name the tenant (tenant_id) a dataset belongs to")
+    return tenant_id
+
+
+async def readable_datasets(
+    principal: Principal, datasets: DatasetRepo, ids: tuple[str, ...] | None = None
+) -> list[Dataset]:
+    """The datasets a search may cover: the given ids (each must be readable) or all readable."""
+    if ids:
+        return [await readable(principal, datasets, dataset_id) for dataset_id in ids]
+    return [d for d in await datasets.list_datasets(principal.tenant_id) if principal.can_read(d)]

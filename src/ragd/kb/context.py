@@ -1,0 +1,34 @@
+"""What the knowledge-base use-cases work with, built once by the composition root."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragd.catalog.base import Catalog
+from ragd.chunk.base import Chunker
+from ragd.ingest.pipeline import Ingestor
+from ragd.sources.base import SourceReader
+from ragd.store.base import VectorStore
+from ragd.types import ChunkingSpec, SourceSpec
+
+
+@dataclass(frozen=True, slots=True)
+class KbContext:
+    catalog: Catalog
+    store: VectorStore
+    ingestor: Ingestor
+    #: a dataset's chunker (its own strategy and sizes, clamped to the model window)
+    chunker_for: Callable[[ChunkingSpec], Chunker]
+    #: opens the reader of a source (folder, website, S3 prefix) for one sync or fetch; raises
+    #: InvalidRequest for a bad config
+    reader_for: Callable[[SourceSpec], AbstractAsyncContextManager[SourceReader]]
+    #: uploaded files, kept for re-indexing: <files_dir>/<dataset id>/<file id>
+    files_dir: Path
+    max_upload_bytes: int
+    max_attempts: int = 3
+
+    def upload_path(self, dataset_id: str, file_id: str) -> Path:
+        return self.files_dir / dataset_id / file_id

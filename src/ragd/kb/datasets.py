@@ -1,0 +1,118 @@
+"""Datasets: create, list, read, update what does not invalidate vectors, delete with their points."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import time
+import uuid
+from dataclasses import replace
+
+from ragd.errors import Conflict, InvalidRequest
+from ragd.kb.access import owning_tenant, readable, require_writer, writable
+from ragd.kb.context import KbContext
+from ragd.types import ChunkingSpec, Dataset, PointFilter, Principal
+
+ROLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+MAX_NAME = 200
+
+
+def collection_name_for(dataset_id: str) -> str:
+    """A dataset's tenant key in the shared physical collection."""
+    return f"kb-{uuid.UUID(dataset_id).hex}"
+
+
+def clean_name(name: str) -> str:
+    text = name.strip()
+    if not text or len(text) > MAX_NAME or any(ord(ch) < 32 for ch in text):
+        raise InvalidRequest(f"a dataset name is 1-{MAX_NAME} printable characters")
+    return text
+
+
+def clean_roles(roles: tuple[str, ...]) -> tuple[str, ...]:
+    for role in roles:
+        if not ROLE_NAME.fullmatch(role):
+            raise InvalidRequest(f"invalid role name {role[:70]!r}: letters, digits, '_', '.', '-'")
+    return tuple(sorted(set(roles)))
+
+
+async def create_dataset(
+    ctx: KbContext,
+    principal: Principal,
+    *,
+    name: str,
+    description: str = "",
+    chunking: ChunkingSpec | None = None,
+    allowed_roles: tuple[str, ...] = (),
+    tenant_id: str | None = None,
+) -> Dataset:
+    require_writer(principal)
+    tenant = owning_tenant(principal, tenant_id)
+    chunking = chunking or ChunkingSpec()
+    ctx.chunker_for(chunking)  # refuse sizes the model window cannot hold, before anything is stored
+    dataset_id = str(uuid.uuid4())
+    now = time.time()
+    return await ctx.catalog.create_dataset(
+        Dataset(
+            id=dataset_id,
+            tenant_id=tenant,
+            name=clean_name(name),
+            collection_name=collection_name_for(dataset_id),
+            description=description,
+            chunking=chunking,
+            allowed_roles=clean_roles(allowed_roles),
+            created_at=now,
+            updated_at=now,
+        )
+    )
+
+
+async def list_datasets(ctx: KbContext, principal: Principal) -> list[Dataset]:
+    return [d for d in await ctx.catalog.list_datasets(principal.tenant_id) if principal.can_read(d)]
+
+
+async def get_dataset(ctx: KbContext, principal: Principal, dataset_id: str) -> Dataset:
+    return await readable(principal, ctx.catalog, dataset_id)
+
+
+async def update_dataset(
+    ctx: KbContext,
+    principal: Principal,
+    dataset_id: str,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    chunking: ChunkingSpec | None = None,
+    allowed_roles: tuple[str, ...] | None = None,
+) -> Dataset:
+    """Chunking may change only while the dataset has no files (its chunks would otherwise be stale)."""
+    current = await writable(principal, ctx.catalog, dataset_id)
+    if chunking is not None and chunking != current.chunking:
+        if await ctx.catalog.list_files(dataset_id, limit=1):
+            raise Conflict(
+                "the chunking of a dataset with files cannot change (its chunks were made with the old one)",
+                hint="create a new dataset with the new chunking, or delete the files first",
+            )
+        ctx.chunker_for(chunking)
+    updated = replace(
+        current,
+        name=clean_name(name) if name is not None else current.name,
+        description=description if description is not None else current.description,
+        chunking=chunking if chunking is not None else current.chunking,
+        allowed_roles=clean_roles(allowed_roles) if allowed_roles is not None else current.allowed_roles,
+        updated_at=time.time(),
+    )
+    return await ctx.catalog.update_dataset(updated)
+
+
+async def delete_dataset(ctx: KbContext, principal: Principal, dataset_id: str) -> int:
+    """Cancel its jobs, remove its points, its stored uploads and its records; returns points removed."""
+    dataset = await writable(principal, ctx.catalog, dataset_id)
+    for job in await ctx.catalog.list_jobs(dataset.tenant_id, limit=10_000):
+        if job.dataset_id == dataset_id and not job.status.finished:
+            await ctx.catalog.request_cancel(job.id)
+    removed = await ctx.store.delete(PointFilter(collection_names=(dataset.collection_name,)))
+    await ctx.catalog.delete_dataset(dataset_id)
+    await asyncio.to_thread(shutil.rmtree, ctx.files_dir / dataset_id, True)
+    return removed

@@ -1,0 +1,147 @@
+"""A dataset's files: upload (kept for re-indexing), list, enable/disable, delete, re-index.
+
+Uploads are moved into ``<files_dir>/<dataset>/<file>`` and indexed by a
+durable INGEST job, so a restart never loses an accepted upload.  Disabling
+flags the file's points (``meta.disabled``): searches skip them, nothing is
+re-embedded, and enabling brings them back as they were.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ragd.errors import InvalidRequest, NotFound
+from ragd.kb.access import readable, writable
+from ragd.kb.context import KbContext
+from ragd.types import Dataset, FileEntry, FileStatus, Job, JobKind, JobStatus, Principal
+
+MAX_FILE_NAME = 255
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    name: str
+    path: Path
+    size: int
+
+
+def clean_file_name(name: str) -> str:
+    base = name.replace("\\", "/").rsplit("/", 1)[-1].strip()
+    if not base or base in (".", "..") or len(base) > MAX_FILE_NAME or any(ord(c) < 32 for c in base):
+        raise InvalidRequest(f"invalid file name {name[:80]!r}")
+    return base
+
+
+def new_job(dataset: Dataset, kind: JobKind, payload: dict[str, object], max_attempts: int) -> Job:
+    now = time.time()
+    return Job(
+        id=str(uuid.uuid4()),
+        tenant_id=dataset.tenant_id,
+        kind=kind,
+        status=JobStatus.QUEUED,
+        dataset_id=dataset.id,
+        payload=payload,
+        max_attempts=max_attempts,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+async def upload_files(
+    ctx: KbContext, principal: Principal, dataset_id: str, uploads: Sequence[Upload]
+) -> tuple[list[FileEntry], Job]:
+    """Keep the uploads and queue one job that indexes them all."""
+    dataset = await writable(principal, ctx.catalog, dataset_id)
+    if not uploads:
+        raise InvalidRequest("no files in the upload (multipart parts named 'files' or 'file')")
+    entries = []
+    now = time.time()
+    for upload in uploads:
+        entry = FileEntry(
+            id=str(uuid.uuid4()),
+            dataset_id=dataset.id,
+            name=clean_file_name(upload.name),
+            size=upload.size,
+            created_at=now,
+            updated_at=now,
+        )
+        dest = ctx.upload_path(dataset.id, entry.id)
+        await asyncio.to_thread(_move, upload.path, dest)
+        entries.append(await ctx.catalog.put_file(entry))
+    ids = [e.id for e in entries]
+    job = new_job(dataset, JobKind.INGEST, {"file_ids": ids}, ctx.max_attempts)
+    return entries, await ctx.catalog.enqueue(job, ids)
+
+
+def _move(src: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(src, dest)
+
+
+async def list_files(
+    ctx: KbContext, principal: Principal, dataset_id: str, *, limit: int = 1000, offset: int = 0
+) -> list[FileEntry]:
+    await readable(principal, ctx.catalog, dataset_id)
+    return await ctx.catalog.list_files(dataset_id, limit=limit, offset=offset)
+
+
+async def _file_of(ctx: KbContext, dataset: Dataset, file_id: str) -> FileEntry:
+    entry = await ctx.catalog.get_file(file_id)
+    if entry is None or entry.dataset_id != dataset.id:
+        raise NotFound(f"file {file_id!r} not found in this dataset")
+    return entry
+
+
+async def get_file(ctx: KbContext, principal: Principal, dataset_id: str, file_id: str) -> FileEntry:
+    dataset = await readable(principal, ctx.catalog, dataset_id)
+    return await _file_of(ctx, dataset, file_id)
+
+
+async def set_enabled(
+    ctx: KbContext, principal: Principal, dataset_id: str, file_id: str, enabled: bool
+) -> FileEntry:
+    dataset = await writable(principal, ctx.catalog, dataset_id)
+    entry = await _file_of(ctx, dataset, file_id)
+    # the catalog first: an ingest running meanwhile reads it and writes its points flagged alike
+    updated = await ctx.catalog.put_file(replace(entry, enabled=enabled))
+    await ctx.ingestor.set_disabled(entry.id, not enabled, dataset.collection_name)
+    return updated
+
+
+async def delete_file(ctx: KbContext, principal: Principal, dataset_id: str, file_id: str) -> int:
+    """Remove the file's points, stored bytes and records (a source's item is re-added by its next
+    sync only if it is still there); returns the points removed."""
+    dataset = await writable(principal, ctx.catalog, dataset_id)
+    entry = await _file_of(ctx, dataset, file_id)
+    return await remove_file(ctx, dataset, entry)
+
+
+async def remove_file(ctx: KbContext, dataset: Dataset, entry: FileEntry) -> int:
+    removed = await ctx.ingestor.delete(entry.id, dataset.collection_name)
+    if entry.source_id and entry.item_key is not None:
+        await ctx.catalog.forget_item(entry.source_id, entry.item_key)
+    await ctx.catalog.delete_file(entry.id)
+    await asyncio.to_thread(ctx.upload_path(dataset.id, entry.id).unlink, True)
+    return removed
+
+
+async def reindex(
+    ctx: KbContext, principal: Principal, dataset_id: str, file_ids: Sequence[str] | None = None
+) -> Job:
+    """Queue a re-index of some files (or all) from their stored bytes or their source."""
+    dataset = await writable(principal, ctx.catalog, dataset_id)
+    if file_ids:
+        entries = [await _file_of(ctx, dataset, fid) for fid in file_ids]
+    else:
+        entries = await ctx.catalog.list_files(dataset.id, limit=1_000_000)
+    ids = [e.id for e in entries]
+    for entry in entries:
+        await ctx.catalog.put_file(replace(entry, status=FileStatus.QUEUED))
+    job = new_job(dataset, JobKind.REINDEX, {"file_ids": ids}, ctx.max_attempts)
+    return await ctx.catalog.enqueue(job, ids)

@@ -1,0 +1,51 @@
+"""Search scoped by the key: one dataset, some, or every dataset the key may read.
+
+The collection names searched come from the catalog (the datasets this
+principal may read, ``allowed_roles`` applied), never from the request;
+disabled files are excluded by the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ragd.errors import InvalidRequest
+from ragd.kb.access import readable_datasets
+from ragd.kb.context import KbContext
+from ragd.retrieve.pipeline import PipelineRequest, Searcher
+from ragd.types import Dataset, Hit, Principal, SearchMode
+
+MAX_QUERY_CHARS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class ScopedHits:
+    datasets: tuple[Dataset, ...]
+    hits: tuple[Hit, ...]
+
+
+async def search_datasets(
+    ctx: KbContext,
+    searcher: Searcher,
+    principal: Principal,
+    query: str,
+    *,
+    dataset_ids: tuple[str, ...] | None = None,
+    k: int = 5,
+    mode: SearchMode = SearchMode.HYBRID,
+    deadline_s: float | None = None,
+) -> ScopedHits:
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidRequest(f"a query is at most {MAX_QUERY_CHARS} characters")
+    datasets = await readable_datasets(principal, ctx.catalog, dataset_ids)
+    if not datasets or not query.strip():
+        return ScopedHits(tuple(datasets), ())
+    request = PipelineRequest(
+        collections=tuple(d.collection_name for d in datasets),
+        queries=(query,),
+        k=k,
+        mode=mode,
+        deadline_s=deadline_s,
+    )
+    result = await searcher.run(request)
+    return ScopedHits(tuple(datasets), result.hits)

@@ -1,0 +1,154 @@
+"""A dataset's sources: add (and sync at once), list, sync again, remove (with their files).
+
+Config per kind (validated here, used by the reader the composition root builds):
+
+    folder  {"path": "/srv/docs", "ignore": ["*.tmp"]}           watched for changes
+    web     {"url": "https://site/docs/", "max_depth": 3, "max_pages": 500,
+             "path_prefix": "/docs/", "delay_s": 0.5}
+    s3      {"bucket": "b", "prefix": "team/"}
+
+A tenant admin may add a folder only under ``catalog.folder_roots`` and may
+crawl only public addresses unless ``crawl.allow_private``; the service key may
+do both.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragd.errors import Forbidden, InvalidRequest, NotFound
+from ragd.kb.access import readable, require_admin, writable
+from ragd.kb.context import KbContext
+from ragd.kb.files import new_job, remove_file
+from ragd.types import Dataset, Job, JobKind, Principal, SourceKind, SourceSpec
+
+
+class FolderConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    ignore: list[str] = Field(default_factory=list, max_length=200)
+
+
+class WebConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str = Field(max_length=2000)
+    max_depth: int | None = Field(None, ge=0, le=20)
+    max_pages: int | None = Field(None, ge=1, le=100_000)
+    path_prefix: str | None = Field(None, max_length=500)
+    delay_s: float | None = Field(None, ge=0, le=60)
+
+
+class S3Config(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    bucket: str = Field(min_length=1, max_length=63)
+    prefix: str = Field("", max_length=1024)
+
+
+CONFIGS: dict[SourceKind, type[BaseModel]] = {
+    SourceKind.FOLDER: FolderConfig,
+    SourceKind.WEB: WebConfig,
+    SourceKind.S3: S3Config,
+}
+
+
+def parse_config(kind: SourceKind, config: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        return CONFIGS[kind].model_validate(dict(config)).model_dump(exclude_none=True)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
+        raise InvalidRequest(f"invalid {kind.value} source config: {problems}") from exc
+
+
+def check_folder(principal: Principal, path: str, roots: list[Path]) -> str:
+    folder = Path(path).expanduser().resolve()
+    if not principal.is_service and not any(folder.is_relative_to(r.resolve()) for r in roots):
+        raise Forbidden("folder sources must lie under a folder the operator allowed (catalog.folder_roots)")
+    if not folder.is_dir():
+        raise NotFound(f"no such folder on the server: {path[:200]!r}")
+    return str(folder)
+
+
+def check_url(principal: Principal, url: str, *, allow_private: bool) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidRequest(f"a web source needs an http(s) URL, not {url[:200]!r}")
+    if principal.is_service or allow_private:
+        return
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or 443, proto=socket.IPPROTO_TCP)
+    except OSError as exc:
+        raise InvalidRequest(f"cannot resolve {parts.hostname[:200]!r}: {exc}") from exc
+    for info in infos:
+        address = ipaddress.ip_address(info[4][0])
+        if not address.is_global:
+            raise Forbidden(f"{parts.hostname[:200]!r} is a private or loopback address")
+
+
+async def add_source(
+    ctx: KbContext,
+    principal: Principal,
+    dataset_id: str,
+    kind: SourceKind,
+    config: Mapping[str, Any],
+    *,
+    folder_roots: list[Path],
+    allow_private: bool,
+) -> tuple[SourceSpec, Job]:
+    dataset = await writable(principal, ctx.catalog, dataset_id)
+    require_admin(principal, dataset.tenant_id)
+    clean = parse_config(kind, config)
+    if kind is SourceKind.FOLDER:
+        clean["path"] = check_folder(principal, clean["path"], folder_roots)
+    elif kind is SourceKind.WEB:
+        check_url(principal, clean["url"], allow_private=allow_private)
+    spec = SourceSpec(
+        id=str(uuid.uuid4()), dataset_id=dataset.id, kind=kind, config=clean, created_at=time.time()
+    )
+    spec = await ctx.catalog.create_source(spec)
+    return spec, await enqueue_sync(ctx, dataset, spec)
+
+
+async def enqueue_sync(ctx: KbContext, dataset: Dataset, spec: SourceSpec) -> Job:
+    """A sync of the source, folded into one already queued (a burst of changes makes one job)."""
+    job = new_job(dataset, JobKind.SYNC, {"source_id": spec.id}, ctx.max_attempts)
+    return await ctx.catalog.enqueue(job, dedupe=True)
+
+
+async def _source_of(ctx: KbContext, dataset: Dataset, source_id: str) -> SourceSpec:
+    spec = await ctx.catalog.get_source(source_id)
+    if spec is None or spec.dataset_id != dataset.id:
+        raise NotFound(f"source {source_id!r} not found in this dataset")
+    return spec
+
+
+async def list_sources(ctx: KbContext, principal: Principal, dataset_id: str) -> list[SourceSpec]:
+    dataset = await readable(principal, ctx.catalog, dataset_id)
+    return await ctx.catalog.list_sources(dataset.id)
+
+
+async def sync_source(ctx: KbContext, principal: Principal, dataset_id: str, source_id: str) -> Job:
+    dataset = await writable(principal, ctx.catalog, dataset_id)
+    return await enqueue_sync(ctx, dataset, await _source_of(ctx, dataset, source_id))
+
+
+async def remove_source(ctx: KbContext, principal: Principal, dataset_id: str, source_id: str) -> int:
+    """The source, its ledger and every file it brought in; returns the files removed."""
+    dataset = await writable(principal, ctx.catalog, dataset_id)
+    require_admin(principal, dataset.tenant_id)
+    spec = await _source_of(ctx, dataset, source_id)
+    removed = 0
+    for entry in await ctx.catalog.list_files(dataset.id, limit=1_000_000):
+        if entry.source_id == spec.id:
+            await remove_file(ctx, dataset, entry)
+            removed += 1
+    await ctx.catalog.delete_source(spec.id)
+    return removed

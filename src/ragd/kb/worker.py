@@ -1,0 +1,181 @@
+"""The job worker: claims jobs from the shared queue, runs them, renews their leases, retries.
+
+Runs inside ``ragd serve`` (``worker.enabled``) or alone; several processes
+sharing a PostgreSQL catalog never run one job twice (see JobQueue.claim).
+A worker that dies leaves its jobs RUNNING with a lease that lapses; the
+next claim picks them up and finished items are skipped (ingest is
+idempotent, so an item cut short is simply done again).
+
+Outcomes: success -> SUCCEEDED (items may have failed individually);
+cancel requested -> CANCELLED at the next heartbeat; a request-level error
+(4xx: dataset or source gone) -> FAILED at once; any other error -> retried
+after backoff (doubling) until ``max_attempts``, then FAILED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import socket
+import uuid
+from contextlib import suppress
+
+from ragd.errors import RagError
+from ragd.kb.context import KbContext
+from ragd.kb.datasets import collection_name_for
+from ragd.kb.runs import run_job
+from ragd.observe.logging import sanitize
+from ragd.settings import WorkerSettings
+from ragd.types import Job, JobStatus, PointFilter
+
+log = logging.getLogger(__name__)
+
+CANCELLED, LOST, STOPPING = "cancelled", "lost", "stopping"
+
+
+class Worker:
+    def __init__(self, ctx: KbContext, settings: WorkerSettings, *, worker_id: str | None = None) -> None:
+        self._ctx = ctx
+        self._settings = settings
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._wake = asyncio.Event()
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self._why: dict[str, str] = {}
+
+    def wake(self) -> None:
+        """A job was queued: look now instead of at the next poll."""
+        self._wake.set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        log.info("job worker %s started (concurrency %d)", self.worker_id, self._settings.concurrency)
+        try:
+            while not stop.is_set():
+                await self._fill()
+                self._wake.clear()
+                waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self._wake.wait())]
+                await asyncio.wait(
+                    [*waiters, *self._running.values()],
+                    timeout=self._settings.poll_s,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                for waiter in waiters:
+                    waiter.cancel()
+        finally:
+            await self._stop_all()
+
+    async def _fill(self) -> None:
+        while len(self._running) < self._settings.concurrency:
+            try:
+                job = await self._ctx.catalog.claim(self.worker_id, self._settings.lease_s)
+            except RagError as exc:
+                log.warning("job worker cannot claim: %s", exc)
+                return
+            if job is None:
+                return
+            task = asyncio.create_task(self._execute(job), name=f"ragd-job-{job.id}")
+            self._running[job.id] = task
+            task.add_done_callback(functools.partial(self._forget, job.id))
+
+    def _forget(self, job_id: str, _task: asyncio.Task[None]) -> None:
+        self._running.pop(job_id, None)
+
+    async def _stop_all(self) -> None:
+        for job_id, task in list(self._running.items()):
+            self._why[job_id] = STOPPING
+            task.cancel()
+        await asyncio.gather(*self._running.values(), return_exceptions=True)
+
+    async def _execute(self, job: Job) -> None:
+        log.info("job %s (%s) attempt %d started", job.id, job.kind.value, job.attempts)
+        current = asyncio.current_task()
+        assert current is not None
+        beat = asyncio.create_task(self._heartbeat(job.id, current))
+        try:
+            await run_job(self._ctx, job)
+        except asyncio.CancelledError:
+            await self._after_cancel(job)
+            if self._why.pop(job.id, None) == STOPPING:
+                raise
+            return
+        except Exception as exc:
+            await self._after_error(job, exc)
+        else:
+            await self._finish(job, JobStatus.SUCCEEDED)
+            log.info("job %s succeeded", job.id)
+        finally:
+            beat.cancel()
+            with suppress(asyncio.CancelledError):
+                await beat
+            await self._drop_orphans(job)
+
+    async def _heartbeat(self, job_id: str, task: asyncio.Task[None]) -> None:
+        interval = max(0.2, self._settings.lease_s / 3)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                job = await self._ctx.catalog.heartbeat(job_id, self.worker_id, self._settings.lease_s)
+            except RagError as exc:
+                log.warning("job %s heartbeat failed: %s", job_id, exc)
+                continue
+            if job is None or job.cancel_requested:
+                self._why[job_id] = LOST if job is None else CANCELLED
+                task.cancel()
+                return
+
+    async def _after_cancel(self, job: Job) -> None:
+        why = self._why.get(job.id)
+        if why == CANCELLED:
+            await self._finish(job, JobStatus.CANCELLED, "CANCELLED", "cancelled on request")
+            log.info("job %s cancelled", job.id)
+        elif why == STOPPING:
+            # back to the queue at once rather than after the lease lapses
+            await self._finish(job, JobStatus.FAILED, "INTERRUPTED", "the worker stopped", retry_in_s=0.0)
+        else:
+            log.warning("job %s: lease lost to another worker; stopped here", job.id)
+
+    async def _after_error(self, job: Job, exc: Exception) -> None:
+        code = exc.code if isinstance(exc, RagError) else "PIPELINE_FAILED"
+        final = isinstance(exc, RagError) and exc.http_status < 500
+        if not isinstance(exc, RagError):
+            log.error("job %s failed unexpectedly", job.id, exc_info=exc)
+        delay = None if final else self._settings.backoff_s * 2 ** max(0, job.attempts - 1)
+        log.warning(
+            "job %s failed (%s: %s)%s", job.id, code, sanitize(str(exc)), "" if final else "; retrying"
+        )
+        await self._finish(job, JobStatus.FAILED, code, str(exc)[:2000], retry_in_s=delay)
+
+    async def _finish(
+        self,
+        job: Job,
+        status: JobStatus,
+        code: str | None = None,
+        message: str | None = None,
+        *,
+        retry_in_s: float | None = None,
+    ) -> None:
+        try:
+            await asyncio.shield(
+                self._ctx.catalog.finish(
+                    job.id,
+                    self.worker_id,
+                    status,
+                    error_code=code,
+                    error_message=message,
+                    retry_in_s=retry_in_s,
+                )
+            )
+        except RagError as exc:
+            log.warning("job %s: could not record its end (%s); its lease will lapse", job.id, exc)
+
+    async def _drop_orphans(self, job: Job) -> None:
+        """Points a job wrote into a dataset deleted meanwhile are removed."""
+        if job.dataset_id is None:
+            return
+        try:
+            if await self._ctx.catalog.get_dataset(job.dataset_id) is None:
+                names = (collection_name_for(job.dataset_id),)
+                await self._ctx.store.delete(PointFilter(collection_names=names))
+        except (RagError, ValueError) as exc:
+            log.warning("job %s: orphan clean-up failed: %s", job.id, exc)
