@@ -5,28 +5,15 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.support.processes import free_port, ragd, wait_ready
+
 KEY = "serve-test-key-0123456789abcdef0123456789"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def ragd(args: list[str], env: dict[str, str], **kwargs: object) -> subprocess.Popen[str]:
-    return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
-        [sys.executable, "-m", "ragd.cli.app", *args], env=env, text=True, **kwargs
-    )
 
 
 @pytest.fixture
@@ -66,16 +53,7 @@ def test_serves_ingests_searches_and_stops_cleanly(env: dict[str, str], tmp_path
         )
     url, auth = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {KEY}"}
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/health/ready").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, "ragd serve exited early"
-            assert time.monotonic() < deadline, "not ready in time"
-            time.sleep(0.1)
+        wait_ready(proc, url, output=log_path.read_text)
         files = {"file": ("notes.md", b"# Notes\nThe quarterly review happens in the glass room.\n")}
         form = {"file_id": "n1", "filename": "notes.md", "collection_name": "kb", "user_id": "u"}
         r = httpx.put(f"{url}/api/v1/ingest", files=files, data=form, headers=auth, timeout=60)

@@ -108,3 +108,27 @@ def test_a_waiting_worker_gets_items_put_later() -> None:
     worker.join(timeout=5)
     assert results == [["x"]]
     queue.close()
+
+
+@given(st.lists(st.integers(min_value=1, max_value=512), min_size=1, max_size=80), st.integers(1, 32))
+def test_a_token_budget_bounds_padded_tokens_but_never_starves(lengths: list[int], size: int) -> None:
+    budget = 2048
+    queue: LengthQueue[int] = LengthQueue(size, max_tokens=budget)
+    queue.put(object(), [(n, n) for n in lengths])
+    taken: list[int] = []
+    while len(queue):
+        batch = queue.take()
+        assert batch is not None
+        assert len(batch) <= size
+        assert len(batch) == 1 or len(batch) * max(batch) <= budget  # a lone long text still runs
+        taken += batch
+    assert sorted(taken) == sorted(lengths)
+
+
+def test_long_texts_go_fewer_to_a_batch_than_short_ones() -> None:
+    queue: LengthQueue[int] = LengthQueue(16, max_tokens=2048)
+    queue.put(object(), [(250, 250)] * 16 + [(40, 40)] * 16)
+    first = queue.take()
+    second = queue.take()
+    assert first == [40] * 16  # 16 x 48 padded tokens fit the budget
+    assert second == [250] * 7  # 2048 // (250 x 1.1 + 4) rows

@@ -17,7 +17,7 @@ import pytest
 from ragd.store.edge_store import EdgeStore
 from ragd.types import PointFilter
 from tests.support.postgres import PostgresServer
-from tests.test_serve import free_port, ragd
+from tests.support.processes import free_port, ragd, wait_ready
 
 KEY = "kill-test-key-0123456789abcdef0123456789"
 FILES = 40
@@ -39,16 +39,7 @@ class Server:
         self.http = httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
         with log.open("a") as out:
             self.proc = ragd(["serve", "--port", str(self.port)], env, stdout=out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{self.url}/health/ready").status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            assert self.proc.poll() is None, log.read_text()[-3000:]
-            assert time.monotonic() < deadline, "not ready in time"
-            time.sleep(0.1)
+        wait_ready(self.proc, self.url, output=log.read_text)
 
     def kill(self) -> None:
         self.proc.send_signal(signal.SIGKILL)

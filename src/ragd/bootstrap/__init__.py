@@ -268,6 +268,8 @@ async def open_services(
                 search_deadline_s=settings.server.search_timeout_s,
                 metrics=metrics,
             )
+        if background:
+            await dense.embed_query("warm-up")  # a server opens the query path now, not on request one
         kb, worker = await stack.enter_async_context(
             open_knowledge(
                 settings,

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
 
 from ragd.bootstrap import Services, open_services
 from ragd.cli import render
 from ragd.cli.kb import jobs_app, keys_app, tenants_app
 from ragd.cli.progress import RateProgress
+from ragd.cli.runner import console, err_console, load_settings, run_or_exit
 from ragd.errors import RagError
 from ragd.evaluation.beir import load_dataset
 from ragd.evaluation.runner import evaluate_mode, index_dataset
@@ -34,27 +32,12 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err_console = Console(stderr=True)
 T = TypeVar("T")
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="index folder (default: RAGD_DATA_DIR or .ragd)")
 ]
 Collection = Annotated[str | None, typer.Option("--collection", "-c", help="logical collection name")]
-
-
-def _settings(data_dir: Path | None, **overrides: Any) -> Settings:
-    try:
-        settings = Settings()
-    except ValidationError as exc:
-        for err in exc.errors():
-            where = "__".join(str(p) for p in err["loc"]).upper()
-            err_console.print(f"[red]error[/red] CONFIGURATION_ERROR: RAGD_{where}: {err['msg']}")
-        raise typer.Exit(2) from None
-    if data_dir is not None:
-        settings = settings.model_copy(update={"data_dir": data_dir})
-    return settings.model_copy(update=overrides) if overrides else settings
 
 
 def _configure_logging(settings: Settings, *, quiet: bool = False) -> None:
@@ -77,11 +60,7 @@ def _run(settings: Settings, job: Callable[[Services], Awaitable[T]]) -> T:
         async with open_services(settings) as services:
             return await job(services)
 
-    try:
-        return asyncio.run(main())
-    except RagError as exc:
-        err_console.print(f"[red]error[/red] {exc.code}: {exc}")
-        raise typer.Exit(2) from exc
+    return run_or_exit(main)
 
 
 @app.command()
@@ -93,7 +72,7 @@ def ingest(
     data_dir: DataDir = None,
 ) -> None:
     """Index files and folders (.gitignore files are honoured); exits 1 if any file failed."""
-    settings = _settings(data_dir)
+    settings = load_settings(data_dir)
     name = collection or settings.default_collection
     try:
         files = collect(paths, ignore or ())
@@ -139,7 +118,7 @@ def search(
     data_dir: DataDir = None,
 ) -> None:
     """Search indexed documents."""
-    settings = _settings(data_dir)
+    settings = load_settings(data_dir)
     try:
         parsed = SearchMode.parse(mode)
     except ValueError as exc:
@@ -197,7 +176,7 @@ def evaluate(
 @app.command()
 def stats(data_dir: DataDir = None) -> None:
     """Collections, files and chunks in the index, and its manifest."""
-    settings = _settings(data_dir)
+    settings = load_settings(data_dir)
 
     async def job(services: Services) -> None:
         store = services.store
@@ -230,7 +209,7 @@ def serve(
 
     from ragd.api.app import create_app
 
-    settings = _settings(data_dir)
+    settings = load_settings(data_dir)
     server = settings.server.model_copy(
         update={k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     )
@@ -258,7 +237,7 @@ def demo(
     if not docs.is_dir():
         err_console.print("[red]error[/red] NOT_FOUND: the demo corpus (the repository's docs/) is not here")
         raise typer.Exit(2)
-    settings = _settings(data_dir)
+    settings = load_settings(data_dir)
     files = collect([docs, readme] if readme.is_file() else [docs])
 
     async def job(services: Services) -> None:

@@ -9,19 +9,16 @@ from typing import Annotated, Any, TypeVar
 
 import httpx
 import typer
-from pydantic import ValidationError
-from rich.console import Console
 from rich.table import Table
 
 from ragd.bootstrap.knowledge import open_catalog_only
 from ragd.catalog.base import Catalog
 from ragd.cli.progress import RateProgress
-from ragd.errors import NotFound, RagError
+from ragd.cli.runner import console, err_console, load_settings, run_or_exit
+from ragd.errors import NotFound
 from ragd.settings import Settings
 
 T = TypeVar("T")
-console = Console()
-err_console = Console(stderr=True)
 
 tenants_app = typer.Typer(
     help="Tenants (the service admin's view, straight on the catalog).", no_args_is_help=True
@@ -35,31 +32,19 @@ def _catalog_run(settings: Settings, job: Callable[[Catalog], Awaitable[T]]) -> 
         async with open_catalog_only(settings) as catalog:
             return await job(catalog)
 
-    try:
-        return asyncio.run(main())
-    except RagError as exc:
-        err_console.print(f"[red]error[/red] {exc.code}: {exc}")
-        raise typer.Exit(2) from exc
-
-
-def _settings() -> Settings:
-    try:
-        return Settings()
-    except ValidationError as exc:
-        err_console.print(f"[red]error[/red] CONFIGURATION_ERROR: {exc}")
-        raise typer.Exit(2) from None
+    return run_or_exit(main)
 
 
 @tenants_app.command("create")
 def tenant_create(name: Annotated[str, typer.Argument(help="the tenant's name")]) -> None:
     """Create a tenant; prints its id."""
-    tenant = _catalog_run(_settings(), lambda c: c.create_tenant(name.strip()))
+    tenant = _catalog_run(load_settings(), lambda c: c.create_tenant(name.strip()))
     console.print(f"tenant [bold]{tenant.name}[/bold] id {tenant.id}")
 
 
 @tenants_app.command("list")
 def tenant_list() -> None:
-    tenants = _catalog_run(_settings(), lambda c: c.list_tenants())
+    tenants = _catalog_run(load_settings(), lambda c: c.list_tenants())
     table = Table("id", "name")
     for t in tenants:
         table.add_row(t.id, t.name)
@@ -84,7 +69,7 @@ def key_create(
     async def job(catalog: Catalog) -> tuple[Any, str]:
         return await catalog.create_key(await _tenant_id(catalog, tenant), role, name)
 
-    info, secret = _catalog_run(_settings(), job)
+    info, secret = _catalog_run(load_settings(), job)
     console.print(f"key {info.id} (role {info.role}) for tenant {info.tenant_id}:")
     console.print(secret, soft_wrap=True, highlight=False)
 
@@ -95,7 +80,7 @@ def key_list(tenant: Annotated[str, typer.Option("--tenant", "-t", help="tenant 
         return await catalog.list_keys(await _tenant_id(catalog, tenant))
 
     table = Table("id", "role", "name", "prefix")
-    for k in _catalog_run(_settings(), job):
+    for k in _catalog_run(load_settings(), job):
         table.add_row(k.id, k.role, k.name, k.prefix + "…")
     console.print(table)
 

@@ -75,8 +75,11 @@ class QueueClosed(Exception):
 class LengthQueue(Generic[T]):
     """Thread-safe pending texts of many owners; :meth:`take` blocks for the next batch."""
 
-    def __init__(self, batch_size: int) -> None:
+    def __init__(self, batch_size: int, max_tokens: int | None = None) -> None:
         self._size = batch_size
+        #: padded tokens per batch at most: a model's activations grow with rows x length (and
+        #: attention with length squared), so long texts go in fewer rows
+        self._max_tokens = max_tokens
         self._cond = threading.Condition()
         self._sorted: list[tuple[int, int]] = []  # (length, seq), ascending
         self._lengths: list[int] = []  # the lengths of ``_sorted``, for :func:`window_around`
@@ -117,11 +120,18 @@ class LengthQueue(Generic[T]):
                 self._arrival.popleft()
             shortest = self._by_owner[id(self._arrival[0].owner)][0]
             anchor = bisect.bisect_left(self._sorted, shortest)
-            lo, hi = window_around(self._lengths, anchor, self._size)
+            lo, hi = window_around(self._lengths, anchor, self._rows_for(shortest[0]))
             batch = [self._entries[seq] for _, seq in self._sorted[lo:hi]]
             for entry in batch:
                 self._remove(entry)
             return [entry.item for entry in batch]
+
+    def _rows_for(self, shortest: int) -> int:
+        """Rows a batch starting at ``shortest`` may have: the batch size, or fewer for long texts."""
+        if self._max_tokens is None:
+            return self._size
+        longest = int(shortest * SPREAD + SLACK)
+        return max(1, min(self._size, self._max_tokens // max(1, longest)))
 
     def discard(self, owner: object) -> int:
         """Drop ``owner``'s pending items (a failed or cancelled call); returns how many."""

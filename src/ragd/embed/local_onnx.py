@@ -67,7 +67,13 @@ class OnnxDenseEmbedder:
     """:class:`ragd.embed.base.DenseEmbedder` over a local model folder."""
 
     def __init__(
-        self, spec: DenseSpec, tokenizer: HfTokenizer, encoder: OnnxEncoder, batch_size: int, lanes: int = 1
+        self,
+        spec: DenseSpec,
+        tokenizer: HfTokenizer,
+        encoder: OnnxEncoder,
+        batch_size: int,
+        lanes: int = 1,
+        max_batch_tokens: int | None = None,
     ) -> None:
         self.spec = spec
         self._tokenizer = tokenizer
@@ -75,7 +81,7 @@ class OnnxDenseEmbedder:
         self._batch_size = batch_size
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragd-tokenize")
         self._query_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragd-query")
-        self._queue: LengthQueue[tuple[_Call, int]] = LengthQueue(batch_size)
+        self._queue: LengthQueue[tuple[_Call, int]] = LengthQueue(batch_size, max_batch_tokens)
         self._lanes = [
             threading.Thread(target=self._lane, name=f"ragd-lane-{index}", daemon=True)
             for index in range(max(1, lanes))
@@ -112,7 +118,7 @@ class OnnxDenseEmbedder:
             lanes,
             per_lane,
         )
-        return cls(spec, tokenizer, encoder, settings.batch_size, lanes)
+        return cls(spec, tokenizer, encoder, settings.batch_size, lanes, settings.max_batch_tokens or None)
 
     @property
     def tokenizer(self) -> TokenCounter:

@@ -10,8 +10,11 @@ Two kinds of graph are run the same way:
 
 from __future__ import annotations
 
+import functools
 import logging
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -40,10 +43,14 @@ class OnnxEncoder:
         *,
         source: Path,
         built: bool,
-        query_session: ort.InferenceSession | None = None,
+        query_session: Callable[[], ort.InferenceSession] | None = None,
     ):
         self._session = session
-        self._query_session = query_session or session
+        # the latency session is opened on the first query: an ingest-only process (``ragd ingest``)
+        # never pays its memory (~120 MB for MiniLM: its own weights and pre-packed matrices)
+        self._open_query = query_session
+        self._query_session: ort.InferenceSession | None = None if query_session else session
+        self._query_lock = threading.Lock()
         self._pooling = pooling  # None: the graph pools and normalises by itself
         self._inputs = {node.name for node in session.get_inputs()}
         self._output = POOLED_OUTPUT if pooling is None else session.get_outputs()[0].name
@@ -53,7 +60,7 @@ class OnnxEncoder:
     def encode(self, batch: ModelInputs, *, query: bool = False) -> Matrix:
         """Vectors for ``batch``; ``query`` runs on the latency session (spinning threads)."""
         feed = {name: array for name, array in batch.as_feed().items() if name in self._inputs}
-        session = self._query_session if query else self._session
+        session = self._latency_session() if query else self._session
         try:
             (output,) = session.run([self._output], feed)
         except Exception as exc:  # onnxruntime's errors derive straight from Exception
@@ -64,6 +71,14 @@ class OnnxEncoder:
         if matrix.ndim == 2:  # an export whose first output is already pooled
             return normalise(matrix)
         return normalise(pool(matrix, batch.attention_mask, self._pooling))
+
+    def _latency_session(self) -> ort.InferenceSession:
+        if self._query_session is None:
+            with self._query_lock:
+                if self._query_session is None:
+                    assert self._open_query is not None
+                    self._query_session = self._open_query()
+        return self._query_session
 
 
 def pool(hidden: Matrix, attention_mask: npt.NDArray[np.int64], pooling: Pooling) -> Matrix:
@@ -122,7 +137,7 @@ def open_encoder(
         if cached is None:
             build_graph_file(folder, path, key)
         session = cached or _session(path, options)
-    query_session = _session(path, session_options(query_threads, spinning=True))
+    query_session = functools.partial(_session, path, session_options(query_threads, spinning=True))
     logger.info(
         "loaded %s graph %s in %.2f s", "new" if built else "cached", path.name, time.perf_counter() - started
     )
