@@ -130,6 +130,9 @@ async def test_ignored_paths_produce_nothing(tmp_path: Path) -> None:
 
 
 async def test_gitignore_edits_are_reported_and_apply_at_once(tmp_path: Path) -> None:
+    # the folder exists before the watch: a file made in a folder created a moment earlier can beat
+    # the OS watch being added on that new folder (an inotify race this test is not about)
+    (tmp_path / "sub").mkdir()
     async with watching(tmp_path) as watch:
         write(tmp_path, "sub/.gitignore", "*.draft\n")
         await watch.until({"sub/.gitignore"})
