@@ -15,6 +15,7 @@ from ragd.retrieve.ranking import (
     dedup_by_content,
     fusion_for_language,
     merge_best,
+    needs_deeper_page,
     normalise_scores,
     prefetch_limit,
     result_limit,
@@ -94,10 +95,24 @@ def test_prefetch_limit() -> None:
     assert prefetch_limit(100, 4, 40) == 400
 
 
-def test_result_limit_leaves_room_for_duplicates_within_the_prefetch() -> None:
-    assert result_limit(5, 40) == 25
-    assert result_limit(100, 400) == 200
+def test_result_limit_leaves_a_little_room_for_duplicates_within_the_prefetch() -> None:
+    assert result_limit(5, 40) == 7
+    assert result_limit(10, 40) == 12
+    assert result_limit(100, 400) == 125
     assert result_limit(200, 100) == 100  # never past what the paths fetched
+
+
+@pytest.mark.parametrize(
+    ("distinct", "fetched", "limit", "deeper"),
+    [
+        (10, 12, 12, False),  # enough distinct results
+        (8, 12, 12, True),  # duplicates ate the head-room of a full page
+        (8, 9, 12, False),  # a short page: the engine has nothing more
+        (8, 40, 40, False),  # already the whole depth
+    ],
+)
+def test_needs_deeper_page(distinct: int, fetched: int, limit: int, deeper: bool) -> None:
+    assert needs_deeper_page(distinct, 10, fetched, limit, 40) is deeper
 
 
 @given(st.text(alphabet=st.sampled_from("ab \t\n\r\x0b\x0c\x1c\x85\xa0\u2003\u3000"), max_size=30))

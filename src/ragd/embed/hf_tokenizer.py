@@ -56,7 +56,10 @@ class HfTokenizer:
 
     def encode_for_model(self, texts: Sequence[str]) -> list[TokenIds]:
         """Token ids with special tokens, truncated to ``max_length`` (unpadded)."""
-        encodings = self._encoder.encode_batch(list(texts), add_special_tokens=True)
+        if len(texts) == 1:  # a query: skip the batch call's thread pool
+            encodings = [self._encoder.encode(texts[0], add_special_tokens=True)]
+        else:
+            encodings = self._encoder.encode_batch(list(texts), add_special_tokens=True)
         return [np.asarray(encoding.ids, dtype=np.int64) for encoding in encodings]
 
     def pad(self, sequences: Sequence[TokenIds]) -> ModelInputs:

@@ -81,6 +81,7 @@ class OnnxDenseEmbedder:
         self._batch_size = batch_size
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragd-tokenize")
         self._query_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragd-query")
+        self._query_turn = threading.Lock()
         self._queue: LengthQueue[tuple[_Call, int]] = LengthQueue(batch_size, max_batch_tokens)
         self._lanes = [
             threading.Thread(target=self._lane, name=f"ragd-lane-{index}", daemon=True)
@@ -125,8 +126,19 @@ class OnnxDenseEmbedder:
         return self._tokenizer
 
     async def embed_query(self, text: str) -> DenseVector:
-        text = self.spec.query_prefix + text
-        (vector,) = await self._run(self._query_executor, self._embed_query_now, [text])
+        return await self._run(self._query_executor, self.embed_query_now, text)
+
+    def embed_query_now(self, text: str) -> DenseVector:
+        """The query's vector, computed on the calling thread (a worker: this blocks).
+
+        One query runs at a time (its session already uses every core); a caller on another
+        worker thread waits its turn."""
+        if self._closed:
+            raise EmbeddingFailed("the dense embedder is closed")
+        with self._query_turn:
+            ids = self._tokenize([self.spec.query_prefix + text])
+            matrix = self._encoder.encode(self._tokenizer.pad(ids), query=True)
+        vector: DenseVector = matrix[0]
         return vector
 
     async def embed_documents(self, texts: Sequence[str]) -> list[DenseVector]:
@@ -155,9 +167,6 @@ class OnnxDenseEmbedder:
             await asyncio.to_thread(thread.join)
         for executor in (self._executor, self._query_executor):
             await asyncio.to_thread(executor.shutdown, wait=True)
-
-    def _embed_query_now(self, texts: list[str]) -> list[DenseVector]:
-        return list(self._encoder.encode(self._tokenizer.pad(self._tokenize(texts)), query=True))
 
     def _lane(self) -> None:
         """A worker thread: embed the queue's next batch until the queue is closed and drained."""

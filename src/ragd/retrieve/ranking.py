@@ -82,12 +82,20 @@ def prefetch_limit(k: int, multiplier: int, minimum: int) -> int:
 
 
 def result_limit(want: int, prefetch: int) -> int:
-    """How many fused results to fetch for ``want`` distinct ones: head-room for duplicate texts.
+    """How many fused results to fetch first for ``want`` distinct ones: a little head-room.
 
-    Fusion quality depends on the prefetch depth, not on this; each extra result only costs
-    its payload's transfer (~30 µs), which at prefetch depth dominated a deep query.
+    Duplicate texts are rare, and every extra result costs its payload's transfer and its
+    assembly (~15 µs each); a page that de-duplicates to fewer than ``want`` is fetched again
+    at the full depth (:func:`needs_deeper_page`).  Fusion quality depends on the prefetch
+    depth, not on this.
     """
-    return min(prefetch, max(2 * want, want + 20))
+    return min(prefetch, want + max(2, want // 4))
+
+
+def needs_deeper_page(distinct: int, want: int, fetched: int, limit: int, depth: int) -> bool:
+    """Whether a page of ``limit`` results that held ``fetched`` rows, ``distinct`` of them
+    distinct, may hide more distinct results below it (up to ``depth``)."""
+    return distinct < want and fetched >= limit and limit < depth
 
 
 def merge_best(result_lists: Iterable[Sequence[Hit]]) -> list[Hit]:

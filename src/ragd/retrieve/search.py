@@ -2,28 +2,32 @@
 
 query -> embed (dense and/or sparse) -> store.search (fused inside Qdrant)
       -> normalise scores -> de-duplicate -> top k
+
+With the local model and the embedded engine (the default), the query's embedding and the
+engine query run back to back on one of the store's worker threads: each hand-off between
+the event loop and a worker costs ~0.15-0.2 ms on a 2-core VM, a tenth of the whole search.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ragd.embed.base import DenseEmbedder, SparseEmbedder
+from ragd.embed.base import DenseEmbedder, InProcessQueryEmbedder, SparseEmbedder
 from ragd.errors import InvalidRequest
 from ragd.language import detect_language
 from ragd.retrieve.ranking import (
     dedup_by_content,
     fusion_for_language,
+    needs_deeper_page,
     normalise_scores,
     prefetch_limit,
     result_limit,
 )
 from ragd.settings import RetrievalSettings
-from ragd.store.base import VectorStore
-from ragd.types import Hit, PointFilter, SearchMode, SparseVector, StoreQuery
+from ragd.store.base import InProcessSearch, VectorStore
+from ragd.types import DenseVector, Hit, PointFilter, SearchMode, SparseVector, StoreQuery
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +60,12 @@ class Retriever:
         self._sparse = sparse
         self._settings = settings
         self._languages = tuple(model_languages)
+        # the local model and the embedded engine: embed and search on one worker thread
+        self._in_process = (
+            (dense, store)
+            if isinstance(dense, InProcessQueryEmbedder) and isinstance(store, InProcessSearch)
+            else None
+        )
 
     def _check(self, request: SearchRequest) -> None:
         if not request.collections:
@@ -73,38 +83,40 @@ class Retriever:
         if not request.query.strip():
             return []
         want = max(request.k, request.candidates or 0)
-        # the model runs on its own thread: weigh the query's terms and language meanwhile
-        dense_task = (
-            asyncio.ensure_future(self._dense.embed_query(request.query))
-            if request.mode is not SearchMode.SPARSE
-            else None
+        sparse_vec = self._sparse_query(request.query, request.mode)
+        fusion = fusion_for_language(
+            detect_language(request.query) if request.mode is SearchMode.HYBRID else None,
+            self._languages,
+            k=self._settings.rrf_k,
+            foreign_dense_weight=self._settings.foreign_dense_weight,
         )
-        try:
-            await asyncio.sleep(0)  # let the task hand the query to the model's thread
-            sparse_vec = self._sparse_query(request.query, request.mode)
-            fusion = fusion_for_language(
-                detect_language(request.query) if request.mode is SearchMode.HYBRID else None,
-                self._languages,
-                k=self._settings.rrf_k,
-                foreign_dense_weight=self._settings.foreign_dense_weight,
+        depth = prefetch_limit(want, self._settings.prefetch_multiplier, self._settings.prefetch_min)
+
+        def store_query(dense_vec: DenseVector | None) -> StoreQuery:
+            return StoreQuery(
+                filter=PointFilter(collection_names=tuple(request.collections)),
+                limit=result_limit(want, depth),
+                dense=dense_vec,
+                sparse=sparse_vec,
+                prefetch_limit=depth,
+                fusion=fusion,
+                explain=request.explain,
             )
-        except BaseException:
-            if dense_task is not None:
-                dense_task.cancel()
-            raise
-        dense_vec = await dense_task if dense_task is not None else None
-        limit = prefetch_limit(want, self._settings.prefetch_multiplier, self._settings.prefetch_min)
-        query = StoreQuery(
-            filter=PointFilter(collection_names=tuple(request.collections)),
-            limit=result_limit(want, limit),
-            dense=dense_vec,
-            sparse=sparse_vec,
-            prefetch_limit=limit,
-            fusion=fusion,
-            explain=request.explain,
-        )
-        hits = await self._store.search(query)
+
+        if request.mode is SearchMode.SPARSE:
+            query = store_query(None)
+            hits = await self._store.search(query)
+        elif self._in_process is not None:
+            (model, engine), text = self._in_process, request.query
+            query, hits = await engine.search_after(lambda: store_query(model.embed_query_now(text)))
+        else:
+            query = store_query(await self._dense.embed_query(request.query))
+            hits = await self._store.search(query)
         ranked = dedup_by_content(normalise_scores(hits, request.mode, fusion))
+        if needs_deeper_page(len(ranked), want, len(hits), query.limit, depth):
+            # duplicate texts used up the head-room: the whole fused list, once
+            hits = await self._store.search(replace(query, limit=depth))
+            ranked = dedup_by_content(normalise_scores(hits, request.mode, fusion))
         log.debug("search mode=%s hits=%d fusion=%s", request.mode.value, len(ranked), fusion)
         return ranked[:want]
 

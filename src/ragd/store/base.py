@@ -6,8 +6,8 @@ layout (``content`` + ``meta``) is a contract of its own: see ``payload.py``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
 
 from ragd.types import Hit, IndexManifest, PointFilter, StoredChunk, StoreQuery
 
@@ -68,3 +68,14 @@ class VectorStore(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class InProcessSearch(Protocol):
+    """A store whose engine runs in this process on worker threads of its own (Qdrant Edge)."""
+
+    async def search_after(self, prepare: Callable[[], StoreQuery]) -> tuple[StoreQuery, list[Hit]]:
+        """Run ``prepare`` (blocking CPU work, such as embedding the query) on the store's
+        worker thread, then :meth:`VectorStore.search` with the query it returns, on the
+        same thread: no hand-off to the event loop in between.  Returns the query and hits."""
+        ...

@@ -216,29 +216,16 @@ class EdgeStore:
 
     async def search(self, query: StoreQuery) -> list[Hit]:
         shard = self._require_shard()
-        kind = search_kind(query)
-        plan = pl.search_plan(query.filter)
-        edge_filter = _edge_must(plan)
-        params = _dense_params(self._tuning, filtered=plan.narrows)
-        if kind is not SearchKind.HYBRID:
-            request = qe.QueryRequest(
-                limit=query.limit,
-                query=_nearest(query, kind),
-                filter=edge_filter,
-                params=params if kind is SearchKind.DENSE else None,
-                with_payload=True,
-            )
-            rows = await self._run(_engine_call(lambda: shard.query(request), "search"))
-            return assemble_hits(kind, _rows(rows))
-        requests = _hybrid_requests(query, edge_filter, params)
-        if not query.explain:
-            only = requests[0]
-            return assemble_hits(
-                kind, _rows(await self._run(_engine_call(lambda: shard.query(only), "search")))
-            )
-        batch = qe.QueryBatchRequest(requests)
-        fused, dense, sparse = await self._run(_engine_call(lambda: shard.query_batch(batch), "search"))
-        return assemble_hits(kind, _rows(fused), scores_by_id(_rows(dense)), scores_by_id(_rows(sparse)))
+        return await self._run(lambda: _search(shard, query, self._tuning))
+
+    async def search_after(self, prepare: Callable[[], StoreQuery]) -> tuple[StoreQuery, list[Hit]]:
+        shard = self._require_shard()
+
+        def prepared_search() -> tuple[StoreQuery, list[Hit]]:
+            query = prepare()
+            return query, _search(shard, query, self._tuning)
+
+        return await self._run(prepared_search)
 
     async def facet(self, key: str, flt: PointFilter, *, limit: int = 1000) -> dict[str, int]:
         shard = self._require_shard()
@@ -284,6 +271,30 @@ class EdgeStore:
             if pool is not None:
                 pool.shutdown(wait=True)
         self._pool = self._optimizer = None
+
+
+def _search(shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning) -> list[Hit]:
+    """One search, start to hits, on the calling (worker) thread."""
+    kind = search_kind(query)
+    plan = pl.search_plan(query.filter)
+    edge_filter = _edge_must(plan)
+    params = _dense_params(tuning, filtered=plan.narrows)
+    if kind is not SearchKind.HYBRID:
+        request = qe.QueryRequest(
+            limit=query.limit,
+            query=_nearest(query, kind),
+            filter=edge_filter,
+            params=params if kind is SearchKind.DENSE else None,
+            with_payload=True,
+        )
+        return assemble_hits(kind, _rows(_engine(lambda: shard.query(request), "search")))
+    requests = _hybrid_requests(query, edge_filter, params)
+    if not query.explain:
+        only = requests[0]
+        return assemble_hits(kind, _rows(_engine(lambda: shard.query(only), "search")))
+    batch = qe.QueryBatchRequest(requests)
+    fused, dense, sparse = _engine(lambda: shard.query_batch(batch), "search")
+    return assemble_hits(kind, _rows(fused), scores_by_id(_rows(dense)), scores_by_id(_rows(sparse)))
 
 
 def _edge_config(dim: int, tuning: IndexTuning) -> qe.EdgeConfig:
@@ -369,7 +380,7 @@ def _from_record(record: Any) -> StoredChunk:
 
 def _nearest(query: StoreQuery, kind: SearchKind) -> Any:
     if kind is SearchKind.DENSE and query.dense is not None:
-        return qe.Query.Nearest([float(x) for x in query.dense], using=pl.DENSE_VECTOR)
+        return qe.Query.Nearest(np.asarray(query.dense, dtype=np.float32).tolist(), using=pl.DENSE_VECTOR)
     if kind is SearchKind.SPARSE and query.sparse is not None:
         return qe.Query.Nearest(_edge_sparse(query.sparse), using=pl.SPARSE_VECTOR)
     raise ValueError(f"no {kind.value} vector in the query")
