@@ -21,14 +21,16 @@ from tests.conftest import shared_path
 pytestmark = [pytest.mark.slow, pytest.mark.shared]
 
 
-async def run_eval(name: str, data_dir: Path, cache: Path) -> dict[SearchMode, ModeResult]:
+async def run_eval(
+    name: str, data_dir: Path, cache: Path, modes: tuple[SearchMode, ...] = tuple(SearchMode)
+) -> dict[SearchMode, ModeResult]:
     dataset = load_dataset(shared_path("datasets", name))
     settings = Settings(data_dir=data_dir, embedding=EmbeddingSettings(cache_dir=cache))
     async with open_services(settings) as services:
         indexed = await index_dataset(services.ingestor, dataset)
         assert indexed.documents + indexed.empty == len(dataset.corpus)
         await services.store.optimize()
-        return {m: await evaluate_mode(services.retriever, dataset, m) for m in SearchMode}
+        return {m: await evaluate_mode(services.retriever, dataset, m) for m in modes}
 
 
 @pytest.mark.skipif(
@@ -49,9 +51,9 @@ async def test_scifact_hybrid_beats_both_paths_and_reaches_the_bar(tmp_path: Pat
 
 
 async def test_xquad_de_hybrid_stays_with_bm25(tmp_path: Path, model_cache: Path) -> None:
-    results = await run_eval("xquad-de", tmp_path, model_cache)
+    # dense alone (0.704 here) is not part of the bar: not evaluated, to keep the suite short
+    results = await run_eval("xquad-de", tmp_path, model_cache, (SearchMode.HYBRID, SearchMode.SPARSE))
     hybrid, sparse = results[SearchMode.HYBRID].ndcg_at_10, results[SearchMode.SPARSE].ndcg_at_10
-    dense = results[SearchMode.DENSE].ndcg_at_10
-    print(f"xquad-de nDCG@10 hybrid={hybrid:.4f} sparse={sparse:.4f} dense={dense:.4f}")
+    print(f"xquad-de nDCG@10 hybrid={hybrid:.4f} sparse={sparse:.4f}")
     assert sparse >= 0.9, "German stemming and stop words make BM25 strong here (reference 0.941)"
     assert hybrid >= sparse - 0.01
