@@ -178,3 +178,45 @@ async def test_close_waits_for_a_running_optimize(tmp_path: Path) -> None:
     await again.open(manifest())
     assert await again.count(PointFilter()) == 600
     await again.close()
+
+
+SEARCH_POOL_CHILD = textwrap.dedent(
+    """
+    import asyncio, os, sys
+    from pathlib import Path
+    import numpy as np
+    from ragd.store.edge_store import EdgeStore
+    from ragd.store.tuning import IndexTuning
+    from ragd.types import IndexManifest, PointFilter, StoredChunk, StoreQuery
+
+    async def main() -> None:
+        store = EdgeStore(Path(sys.argv[1]), tuning=IndexTuning(search_threads=int(sys.argv[2])))
+        await store.open(IndexManifest(**__MANIFEST__))
+        v = np.ones(__DIM__, dtype=np.float32) / np.sqrt(__DIM__)
+        meta = {"collection_name": "k"}
+        ids = [f"00000000-0000-0000-0000-{i:012d}" for i in range(10)]
+        await store.upsert([StoredChunk(id=i, content="c", meta=meta, dense=v) for i in ids])
+        await store.search(StoreQuery(PointFilter(collection_names=("k",)), 3, dense=v, prefetch_limit=3))
+        names = [Path(f"/proc/self/task/{t}/comm").read_text().strip() for t in os.listdir("/proc/self/task")]
+        print(sum(name.startswith("edge-search") for name in names))
+        await store.close()
+
+    asyncio.run(main())
+    """
+)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads through /proc (Linux)")
+@pytest.mark.parametrize(("asked", "expected"), [(0, os.cpu_count()), (3, 3)])
+def test_the_engine_search_pool_has_one_thread_per_cpu(tmp_path: Path, asked: int, expected: int) -> None:
+    """Left to itself Edge starts 8 search threads even on 2 cores: they fight the model for them."""
+    code = SEARCH_POOL_CHILD.replace("__MANIFEST__", repr(_manifest_kwargs())).replace("__DIM__", str(DIM))
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path), str(asked)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.strip().splitlines()[-1]) == expected

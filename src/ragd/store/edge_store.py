@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -310,6 +311,7 @@ def _edge_config(dim: int, tuning: IndexTuning) -> qe.EdgeConfig:
         ),
         optimizers=qe.EdgeOptimizersConfig(indexing_threshold=tuning.indexing_threshold_kb),
         on_disk_payload=tuning.payload_on_disk,
+        max_search_threads=tuning.search_threads or os.cpu_count() or 1,
     )
 
 
