@@ -48,10 +48,8 @@ CHILD = textwrap.dedent(
 
 
 def _start_holder(data_dir: Path) -> subprocess.Popen[str]:
-    code = CHILD.replace("__MANIFEST__", repr(_manifest_kwargs()))
-    code = code.replace("__DIM__", str(DIM))
     child = subprocess.Popen(
-        [sys.executable, "-c", code, str(data_dir)],
+        [sys.executable, "-c", _child_code(CHILD), str(data_dir)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -64,6 +62,11 @@ def _start_holder(data_dir: Path) -> subprocess.Popen[str]:
         _, err = child.communicate(timeout=10)
         pytest.fail(f"the holder process did not start: {err}")
     return child
+
+
+def _child_code(template: str) -> str:
+    """A child process's script with the test manifest and dimension filled in."""
+    return template.replace("__MANIFEST__", repr(_manifest_kwargs())).replace("__DIM__", str(DIM))
 
 
 def _manifest_kwargs() -> dict[str, object]:
@@ -210,9 +213,8 @@ SEARCH_POOL_CHILD = textwrap.dedent(
 @pytest.mark.parametrize(("asked", "expected"), [(0, os.cpu_count()), (3, 3)])
 def test_the_engine_search_pool_has_one_thread_per_cpu(tmp_path: Path, asked: int, expected: int) -> None:
     """Left to itself Edge starts 8 search threads even on 2 cores: they fight the model for them."""
-    code = SEARCH_POOL_CHILD.replace("__MANIFEST__", repr(_manifest_kwargs())).replace("__DIM__", str(DIM))
     done = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path), str(asked)],
+        [sys.executable, "-c", _child_code(SEARCH_POOL_CHILD), str(tmp_path), str(asked)],
         check=False,
         capture_output=True,
         text=True,
