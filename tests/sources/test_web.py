@@ -288,12 +288,16 @@ async def test_robots_server_error_stops_the_crawl(site: LoopbackSite) -> None:
 
 async def test_request_starts_are_spaced_by_delay(site: LoopbackSite) -> None:
     tree_site(site)
-    await crawl(spec_for(site, delay_s=0.05))
+    await crawl(spec_for(site, delay_s=0.1))
     times = [r.at for r in site.requests]
     assert len(times) == 6
     gaps = [b - a for a, b in itertools.pairwise(times)]
-    # arrival times at the server: each request opens a connection, so allow 10 ms of jitter
-    assert min(gaps) >= 0.04, gaps
+    # Arrival times at the server: a request that reaches it late (it opens a connection; on a
+    # loaded 2-core machine that took 40 ms once) shortens the gap after it by as much, so each
+    # gap gets 50 ms of slack and their mean, where such delays cancel out, 10 ms.  Without the
+    # gate the requests arrive milliseconds apart.  test_spacing_on_a_virtual_clock is exact.
+    assert min(gaps) >= 0.05, gaps
+    assert sum(gaps) / len(gaps) >= 0.09, gaps
 
 
 async def test_spacing_on_a_virtual_clock(site: LoopbackSite) -> None:

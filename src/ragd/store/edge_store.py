@@ -18,6 +18,7 @@ import asyncio
 import functools
 import logging
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -73,6 +74,7 @@ class EdgeStore:
         self._pool: ThreadPoolExecutor | None = None
         self._optimizer: ThreadPoolExecutor | None = None
         self._optimizing: asyncio.Future[bool] | None = None
+        self._disabled = _DisabledGuard()
 
     @classmethod
     def from_settings(cls, settings: StoreSettings, data_dir: Path) -> EdgeStore:
@@ -100,6 +102,7 @@ class EdgeStore:
         try:
             shard = self._load_or_create(manifest)
             _ensure_payload_indexes(shard)
+            self._disabled.recount(shard)
         except BaseException:
             self._lock.release()
             raise
@@ -166,7 +169,10 @@ class EdgeStore:
         points = [_to_point(c, self._dim) for c in chunks]
         for start in range(0, len(points), UPSERT_BATCH):
             op = qe.UpdateOperation.upsert_points(points[start : start + UPSERT_BATCH])
-            await self._run(_engine_call(functools.partial(shard.update, op), "upsert"))
+            write = functools.partial(shard.update, op)
+            if any(c.meta.get(pl.DISABLED_FIELD) for c in chunks[start : start + UPSERT_BATCH]):
+                write = functools.partial(self._disabled.disabling, write)
+            await self._run(_engine_call(write, "upsert"))
 
     async def delete(self, flt: PointFilter) -> int:
         shard = self._require_shard()
@@ -176,6 +182,7 @@ class EdgeStore:
             n = shard.count(qe.CountRequest(exact=True, filter=edge_filter))
             if n:
                 shard.update(qe.UpdateOperation.delete_points_by_filter(edge_filter))
+                self._disabled.recount(shard)
             return n
 
         return await self._run(_engine_call(run, "delete"))
@@ -191,7 +198,17 @@ class EdgeStore:
                 shard.update(qe.UpdateOperation.set_payload_by_filter(edge_filter, payload, key=key))
             return n
 
-        return await self._run(_engine_call(run, "set_disabled"))
+        if disabled:
+            disable = functools.partial(self._disabled.disabling, run)
+            return await self._run(_engine_call(disable, "set_disabled"))
+
+        def enable() -> int:
+            n = run()
+            if n:
+                self._disabled.recount(shard)
+            return n
+
+        return await self._run(_engine_call(enable, "set_disabled"))
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -217,14 +234,14 @@ class EdgeStore:
 
     async def search(self, query: StoreQuery) -> list[Hit]:
         shard = self._require_shard()
-        return await self._run(lambda: _search(shard, query, self._tuning))
+        return await self._run(lambda: _search(shard, query, self._tuning, self._disabled.possible))
 
     async def search_after(self, prepare: Callable[[], StoreQuery]) -> tuple[StoreQuery, list[Hit]]:
         shard = self._require_shard()
 
         def prepared_search() -> tuple[StoreQuery, list[Hit]]:
             query = prepare()
-            return query, _search(shard, query, self._tuning)
+            return query, _search(shard, query, self._tuning, self._disabled.possible)
 
         return await self._run(prepared_search)
 
@@ -257,6 +274,11 @@ class EdgeStore:
             for key, index in info.payload_schema.items()
         }
 
+    @property
+    def may_hold_disabled(self) -> bool:
+        """False only when this process knows no point is disabled: searches then skip that filter."""
+        return self._disabled.possible
+
     # -- helpers -------------------------------------------------------------------------------
 
     def _require_shard(self) -> qe.EdgeShard:
@@ -274,11 +296,42 @@ class EdgeStore:
         self._pool = self._optimizer = None
 
 
-def _search(shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning) -> list[Hit]:
-    """One search, start to hits, on the calling (worker) thread."""
+class _DisabledGuard:
+    """Whether the shard may hold a point with ``meta.disabled == true``.
+
+    Searches leave disabled points out with a ``must_not`` on every prefetch, and the engine
+    pays for that condition even when it matches nothing (a tenant's dense prefetch at 100k
+    points: 0.33 -> 0.65 ms with ACORN).  This process alone has the shard open
+    (:class:`DirLock`), so it can know that no point is disabled and let searches skip it.
+
+    ``possible`` starts True (safe) and is recounted on open.  A write that may disable points
+    runs inside :meth:`disabling`, which raises the flag before the write; a write that may have
+    cleared the last one calls :meth:`recount` after it.  Both hold one lock, so a recount never
+    overlooks a disabling write running beside it.  A search that reads the flag just before a
+    concurrent disabling write completes sees the store as it was before that write."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.possible = True
+
+    def disabling(self, write: Callable[[], T]) -> T:
+        with self._lock:
+            self.possible = True
+            return write()
+
+    def recount(self, shard: qe.EdgeShard) -> None:
+        with self._lock:
+            disabled = qe.Filter(must=[qe.FieldCondition(key=pl.DISABLED_KEY, match=_edge_bool(True))])
+            self.possible = shard.count(qe.CountRequest(exact=True, filter=disabled)) > 0
+
+
+def _search(shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning, exclude_disabled: bool) -> list[Hit]:
+    """One search, start to hits, on the calling (worker) thread.
+
+    ``exclude_disabled=False`` (no point is disabled) leaves the exclusion out of the filter."""
     kind = search_kind(query)
-    plan = pl.search_plan(query.filter)
-    edge_filter = _edge_must(plan)
+    plan = pl.search_plan(query.filter) if exclude_disabled else pl.filter_plan(query.filter)
+    edge_filter = _edge_filter(plan)
     params = _dense_params(tuning, filtered=plan.narrows)
     if kind is not SearchKind.HYBRID:
         request = qe.QueryRequest(
