@@ -182,7 +182,7 @@ class EdgeStore:
             n = shard.count(qe.CountRequest(exact=True, filter=edge_filter))
             if n:
                 shard.update(qe.UpdateOperation.delete_points_by_filter(edge_filter))
-                self._disabled.recount(shard)
+                self._disabled.cleared(shard)
             return n
 
         return await self._run(_engine_call(run, "delete"))
@@ -205,7 +205,7 @@ class EdgeStore:
         def enable() -> int:
             n = run()
             if n:
-                self._disabled.recount(shard)
+                self._disabled.cleared(shard)
             return n
 
         return await self._run(_engine_call(enable, "set_disabled"))
@@ -306,7 +306,7 @@ class _DisabledGuard:
 
     ``possible`` starts True (safe) and is recounted on open.  A write that may disable points
     runs inside :meth:`disabling`, which raises the flag before the write; a write that may have
-    cleared the last one calls :meth:`recount` after it.  Both hold one lock, so a recount never
+    cleared the last one calls :meth:`cleared` (a recount) after it.  Both hold one lock, so a recount never
     overlooks a disabling write running beside it.  A search that reads the flag just before a
     concurrent disabling write completes sees the store as it was before that write."""
 
@@ -314,12 +314,19 @@ class _DisabledGuard:
         self._lock = threading.Lock()
         self.possible = True
 
+    def cleared(self, shard: qe.EdgeShard) -> None:
+        """After a write that may have removed or enabled the last disabled point.  Skipped when
+        the flag is already down: only a disabling write raises it, and that write does so itself."""
+        if self.possible:
+            self.recount(shard)
+
     def disabling(self, write: Callable[[], T]) -> T:
         with self._lock:
             self.possible = True
             return write()
 
     def recount(self, shard: qe.EdgeShard) -> None:
+        """Count the disabled points and store whether there are any."""
         with self._lock:
             disabled = qe.Filter(must=[qe.FieldCondition(key=pl.DISABLED_KEY, match=_edge_bool(True))])
             self.possible = shard.count(qe.CountRequest(exact=True, filter=disabled)) > 0
