@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from ragd.store import edge_store
 from ragd.store import payload as pl
 from ragd.store.edge_store import EdgeStore
 from ragd.types import PointFilter, SparseVector, StoreQuery
@@ -179,17 +178,10 @@ async def test_a_recount_cannot_overlook_a_disable_that_lands_while_it_counts(st
     recount.start()
     assert paused.counted.wait(10)  # zero disabled points counted; the answer is not stored yet
 
-    disable = threading.Thread(target=guard.disabling, args=(lambda: _disable_file(shard),))
-    disable.start()
-    disable.join(0.3)  # without the lock the write would finish here and the recount land after it
+    disable = asyncio.ensure_future(store.set_disabled(PointFilter(file_id=FILE), True))
+    await asyncio.sleep(0.3)  # without the lock the write would finish here and the recount land after it
     paused.release.set()
-    recount.join(10)
-    disable.join(10)
+    await asyncio.to_thread(recount.join, 10)
+    assert await disable == len(data.ids_where(file_id=FILE))
     assert guard.possible
     assert not await _visible(store, data) & data.ids_where(file_id=FILE)
-
-
-def _disable_file(shard: object) -> None:
-    edge_filter = edge_store._edge_must(pl.filter_plan(PointFilter(file_id=FILE)))
-    key, payload = pl.disabled_update(True)
-    shard.update(edge_store.qe.UpdateOperation.set_payload_by_filter(edge_filter, payload, key=key))  # type: ignore[attr-defined]

@@ -196,19 +196,12 @@ class EdgeStore:
             n = shard.count(qe.CountRequest(exact=True, filter=edge_filter))
             if n:  # merged into meta at `key`: the other meta keys stay
                 shard.update(qe.UpdateOperation.set_payload_by_filter(edge_filter, payload, key=key))
+                if not disabled:
+                    self._disabled.cleared(shard)
             return n
 
-        if disabled:
-            disable = functools.partial(self._disabled.disabling, run)
-            return await self._run(_engine_call(disable, "set_disabled"))
-
-        def enable() -> int:
-            n = run()
-            if n:
-                self._disabled.cleared(shard)
-            return n
-
-        return await self._run(_engine_call(enable, "set_disabled"))
+        write = functools.partial(self._disabled.disabling, run) if disabled else run
+        return await self._run(_engine_call(write, "set_disabled"))
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -306,9 +299,9 @@ class _DisabledGuard:
 
     ``possible`` starts True (safe) and is recounted on open.  A write that may disable points
     runs inside :meth:`disabling`, which raises the flag before the write; a write that may have
-    cleared the last one calls :meth:`cleared` (a recount) after it.  Both hold one lock, so a recount never
-    overlooks a disabling write running beside it.  A search that reads the flag just before a
-    concurrent disabling write completes sees the store as it was before that write."""
+    cleared the last one calls :meth:`cleared` (a recount) after it.  Both hold one lock, so a
+    recount never overlooks a disabling write running beside it.  A search that reads the flag just
+    before a concurrent disabling write completes sees the store as it was before that write."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
