@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -143,14 +144,37 @@ async def test_event_loop_keeps_ticking_during_a_large_batch(dense: DenseEmbedde
     assert max(gaps) < duration / 4, f"loop stalled {max(gaps):.3f} s of {duration:.2f} s"
 
 
-async def test_a_query_is_served_between_the_batches_of_a_long_ingest(make_embedder: Make) -> None:
+class _Gated:
+    """A real encoder whose document batches wait at a gate the test opens (queries pass)."""
+
+    def __init__(self, inner: OnnxEncoder) -> None:
+        self._inner = inner
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+
+    def encode(self, batch: ModelInputs, *, query: bool = False) -> Matrix:
+        if not query:
+            self.entered.set()
+            if not self.gate.wait(timeout=60):
+                raise EmbeddingFailed("the test never opened the gate")
+        return self._inner.encode(batch, query=query)
+
+
+async def test_a_query_never_waits_behind_an_ingest_s_batches(make_embedder: Make) -> None:
     embedder = make_embedder(batch_size=4)
+    gated = _Gated(embedder._encoder)
+    embedder._encoder = gated  # type: ignore[assignment]
     ingest = asyncio.create_task(embedder.embed_documents([chunk_text(seed, 250) for seed in range(12)]))
-    await asyncio.sleep(0)  # the ingest is tokenized and queued; lanes work through its batches
+    try:
+        assert await asyncio.to_thread(gated.entered.wait, 30), "no lane took the ingest's first batch"
 
-    await embedder.embed_query("a query while ingesting")
+        # every lane is held inside a document batch: the query must not need one of them
+        query = await asyncio.wait_for(embedder.embed_query("a query while ingesting"), timeout=15)
 
-    assert not ingest.done(), "the query should not have waited for the whole ingest"
+        assert not ingest.done()
+    finally:
+        gated.gate.set()
+    assert float(np.linalg.norm(query)) == pytest.approx(1.0, abs=1e-5)
     assert len(await ingest) == 12
 
 
