@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,30 @@ def test_ingest_search_stats_roundtrip(cli: CliRunner, tmp_path: Path) -> None:
     assert stats.exit_code == 0, stats.output
     assert "team" in stats.output
     assert "all-MiniLM-L6-v2" in stats.output
+
+
+def test_a_folder_that_cannot_be_listed_is_a_listed_failure(
+    cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = write_notes(tmp_path)
+    (folder / "broken.pdf").unlink()
+    (folder / "blob.bin").unlink()
+    denied = folder.resolve() / "sub"
+    real = os.scandir
+
+    def scandir(path: str = ".") -> object:  # root lists any folder whatever its mode
+        if Path(path) == denied:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    result = cli.invoke(app, ["ingest", str(folder), "-c", "team"], env={"COLUMNS": "300"})
+
+    assert result.exit_code == 1, result.output
+    assert "1 indexed" in result.output
+    assert f"{folder.as_posix()}/sub/" in result.output
+    assert "cannot list the folder (Permission denied)" in result.output
+    assert "EXTRACTION_FAILED" in result.output
 
 
 def test_bad_mode_and_missing_path_are_clear_errors(cli: CliRunner, tmp_path: Path) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from ragd.errors import NotFound
 from ragd.ingest.sources import collect
+from ragd.types import IngestReport, IngestStatus
 
 
 def write(root: Path, rel: str, text: str = "x") -> None:
@@ -49,3 +51,31 @@ def test_sources_are_labelled_relative_to_the_given_path(
 def test_missing_path_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(NotFound, match="no such file"):
         collect([tmp_path / "nope"])
+
+
+def test_folders_that_cannot_be_listed_are_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "docs/a.md")
+    write(tmp_path, "docs/locked/b.md")
+    denied = tmp_path.resolve() / "docs" / "locked"
+    real = os.scandir
+
+    def scandir(path: str = ".") -> object:  # root lists any folder whatever its mode
+        if Path(path) == denied:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.chdir(tmp_path)
+    reports: list[IngestReport] = []
+
+    files = collect([Path("docs")], unlisted=reports.append)
+
+    assert [f.source for f in files] == ["docs/a.md"]
+    assert reports == [
+        IngestReport(
+            source="docs/locked/",
+            status=IngestStatus.FAILED,
+            code="EXTRACTION_FAILED",
+            message="cannot list the folder (Permission denied); its files were left out",
+        )
+    ]

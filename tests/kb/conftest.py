@@ -7,6 +7,7 @@ tenant keys do the rest.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,8 @@ import httpx
 import pytest
 
 from ragd.api.app import create_app
+from ragd.kb.context import KbContext
+from ragd.kb.worker import Worker
 from ragd.settings import (
     CatalogSettings,
     CrawlSettings,
@@ -25,6 +28,7 @@ from ragd.settings import (
     Settings,
     WorkerSettings,
 )
+from ragd.types import Job
 from tests.support.live_server import LiveServer
 from tests.support.postgres import PostgresServer
 
@@ -111,3 +115,21 @@ def service(kb_server: LiveServer) -> Iterator[Api]:
     api = Api(kb_server.url, SERVICE_KEY)
     yield api
     api.close()
+
+
+async def run_to_end(kb: KbContext, job: Job) -> Job:
+    """Run a queued job as a worker would (claim, run, finish) and return it finished."""
+    worker = Worker(kb, WorkerSettings(concurrency=1, poll_s=0.05))
+    stop = asyncio.Event()
+    task = asyncio.create_task(worker.run(stop))
+    try:
+        async with asyncio.timeout(120):
+            while True:
+                current = await kb.catalog.get_job(job.id)
+                assert current is not None
+                if current.status.finished:
+                    return current
+                await asyncio.sleep(0.05)
+    finally:
+        stop.set()
+        await task

@@ -3,18 +3,16 @@ through the real services and job runner, against a real S3 server (moto) on loo
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from ragd.bootstrap import open_services
-from ragd.kb.context import KbContext
 from ragd.kb.datasets import create_dataset
 from ragd.kb.files import list_files
 from ragd.kb.sources import add_source, sync_source
-from ragd.kb.worker import Worker
 from ragd.retrieve.search import SearchRequest
-from ragd.settings import EmbeddingSettings, Settings, WorkerSettings
-from ragd.types import Job, JobStatus, Principal, SourceKind
+from ragd.settings import EmbeddingSettings, Settings
+from ragd.types import JobStatus, Principal, SourceKind
+from tests.kb.conftest import run_to_end
 from tests.support.s3_server import S3Server, s3_server
 
 __all__ = ["s3_server"]
@@ -24,24 +22,6 @@ SERVICE = Principal(tenant_id=None, role="admin")
 
 def note(marker: str) -> bytes:
     return f"# Memo\nThe {marker} memo explains the travel policy.\n".encode()
-
-
-async def run_to_end(kb: KbContext, job: Job) -> Job:
-    """Run a queued job as a worker would (claim, run, finish) and return it finished."""
-    worker = Worker(kb, WorkerSettings(concurrency=1, poll_s=0.05))
-    stop = asyncio.Event()
-    task = asyncio.create_task(worker.run(stop))
-    try:
-        async with asyncio.timeout(120):
-            while True:
-                current = await kb.catalog.get_job(job.id)
-                assert current is not None
-                if current.status.finished:
-                    return current
-                await asyncio.sleep(0.05)
-    finally:
-        stop.set()
-        await task
 
 
 async def test_s3_prefix_converges(s3_server: S3Server, tmp_path: Path, model_cache: Path) -> None:

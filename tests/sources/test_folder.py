@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import ragd.sources.folder as folder_module
-from ragd.errors import Forbidden, NotFound
+from ragd.errors import ExtractionError, Forbidden, NotFound
 from ragd.ingest.sources import collect
 from ragd.sources.base import ItemFailure, SourceItem, SourceReader
 from ragd.sources.folder import FolderEntry, FolderSource, KnownStat
@@ -133,6 +133,63 @@ async def test_an_unreadable_file_is_an_item_failure(tmp_path: Path, monkeypatch
         ItemFailure("locked.txt", "EXTRACTION_FAILED", "cannot read the file (Permission denied)"),
         SourceItem(key="ok.txt", fingerprint=sha(b"fine"), name="ok.txt", size=4),
     ]
+
+
+def refuse_listing(monkeypatch: pytest.MonkeyPatch, folder: Path, exc: OSError) -> None:
+    """Make listing ``folder`` fail with ``exc`` (root lists any folder whatever its mode)."""
+    real = os.scandir
+
+    def scandir(path: str = ".") -> object:
+        if Path(path) == folder:
+            raise exc
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+
+
+async def test_a_subfolder_that_cannot_be_listed_is_a_prefix_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, "a.txt", "kept")
+    write(tmp_path, "private/deep/b.txt", "hidden")
+    write(tmp_path, "z.txt", "kept")
+    denied = tmp_path.resolve() / "private"
+    refuse_listing(monkeypatch, denied, PermissionError(13, "Permission denied", str(denied)))
+
+    items = await scan(FolderSource(tmp_path))
+
+    assert items[0] == ItemFailure(
+        "private/",
+        "EXTRACTION_FAILED",
+        "cannot list the folder (Permission denied); the files indexed from it are kept",
+        prefix=True,
+    )
+    assert [item.key for item in items[1:]] == ["a.txt", "z.txt"]
+    assert not any(isinstance(item, ItemFailure) for item in items[1:])
+
+
+async def test_a_subfolder_deleted_during_the_scan_is_simply_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, "a.txt", "kept")
+    write(tmp_path, "gone/b.txt", "deleted")
+    gone = tmp_path.resolve() / "gone"
+    refuse_listing(monkeypatch, gone, FileNotFoundError(2, "No such file or directory", str(gone)))
+
+    assert [item.key for item in await scan(FolderSource(tmp_path))] == ["a.txt"]
+
+
+@pytest.mark.parametrize("exc", [PermissionError(13, "Permission denied"), OSError(5, "Input/output error")])
+async def test_a_root_that_cannot_be_listed_fails_the_whole_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exc: OSError
+) -> None:
+    write(tmp_path, "a.txt", "kept")
+    exc.filename = str(tmp_path.resolve())
+    refuse_listing(monkeypatch, tmp_path.resolve(), exc)
+
+    with pytest.raises(ExtractionError, match="cannot list the folder") as caught:
+        await scan(FolderSource(tmp_path))
+    assert str(exc.strerror) in str(caught.value)
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")

@@ -74,8 +74,9 @@ def ingest(
     """Index files and folders (.gitignore files are honoured); exits 1 if any file failed."""
     settings = load_settings(data_dir)
     name = collection or settings.default_collection
+    unlisted: list[IngestReport] = []
     try:
-        files = collect(paths, ignore or ())
+        files = collect(paths, ignore or (), unlisted=unlisted.append)
     except RagError as exc:
         err_console.print(f"[red]error[/red] {exc.code}: {exc}")
         raise typer.Exit(2) from exc
@@ -99,6 +100,7 @@ def ingest(
                 force=force,
                 on_done=done,
             )
+        reports = [*unlisted, *reports]  # folders that could not be listed are failures too
         render.ingest_summary(console, reports, time.perf_counter() - started)
         return reports
 

@@ -9,12 +9,13 @@ and the walk live in :mod:`ragd.sources.ignore`, shared with folder sources.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragd.errors import NotFound
+from ragd.errors import ExtractionError, NotFound
 from ragd.sources.ignore import DEFAULT_IGNORES, walk_files
+from ragd.types import IngestReport, IngestStatus
 
 __all__ = ["DEFAULT_IGNORES", "SourceFile", "collect"]
 
@@ -26,19 +27,54 @@ class SourceFile:
     source: str
 
 
-def collect(paths: Sequence[Path], ignore: Sequence[str] = ()) -> list[SourceFile]:
-    """Files under ``paths`` (files are taken as given, folders walked), de-duplicated, in order."""
+def collect(
+    paths: Sequence[Path],
+    ignore: Sequence[str] = (),
+    *,
+    unlisted: Callable[[IngestReport], None] | None = None,
+) -> list[SourceFile]:
+    """Files under ``paths`` (files are taken as given, folders walked), de-duplicated, in order.
+
+    A folder that cannot be listed is passed to ``unlisted`` as a failed :class:`IngestReport`
+    (its files are left out); without ``unlisted`` it is only logged."""
     seen: set[Path] = set()
     out: list[SourceFile] = []
     for given in paths:
         if not given.exists():
             raise NotFound(f"no such file or folder: {given}")
         root = given.resolve()
-        found = [root] if root.is_file() else walk_files(root, ignore)
+        found: Iterable[Path]
+        if root.is_file():
+            found = [root]
+        elif unlisted is None:
+            found = walk_files(root, ignore)
+        else:
+            found = walk_files(root, ignore, unlisted=_reporter(given, root, unlisted))
         for path in found:
             if path in seen:
                 continue
             seen.add(path)
-            label = given / path.relative_to(root) if root.is_dir() else given
-            out.append(SourceFile(path=path, source=Path(os.path.normpath(label)).as_posix()))
+            out.append(SourceFile(path=path, source=_label(given, root, path)))
     return out
+
+
+def _label(given: Path, root: Path, path: Path) -> str:
+    """``path`` (under ``root``, the resolved ``given``) named from ``given`` as the user wrote it."""
+    return Path(os.path.normpath(given / path.relative_to(root))).as_posix()
+
+
+def _reporter(
+    given: Path, root: Path, report: Callable[[IngestReport], None]
+) -> Callable[[Path, OSError], None]:
+    def refused(folder: Path, exc: OSError) -> None:
+        reason = os.strerror(exc.errno) if exc.errno else type(exc).__name__
+        report(
+            IngestReport(
+                source=_label(given, root, folder) + "/",
+                status=IngestStatus.FAILED,
+                code=ExtractionError.code,
+                message=f"cannot list the folder ({reason}); its files were left out",
+            )
+        )
+
+    return refused

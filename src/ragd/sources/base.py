@@ -7,7 +7,7 @@ they never touch the store or the ledger.
 
     scan()  -> every item present now, each with a fingerprint that changes
                when its content does (content hash, S3 ETag), or an
-               ItemFailure for an item that could not be read
+               ItemFailure for an item (or a whole prefix) that could not be read
     load(item) -> the item's content, a Blob (bytes to extract) or a
                Document (text already extracted, e.g. a crawled page)
 """
@@ -38,11 +38,16 @@ class SourceItem:
 
 @dataclass(frozen=True, slots=True)
 class ItemFailure:
-    """An item the source has but could not read (HTTP 500 page, unreadable file)."""
+    """An item the source has but could not read (HTTP 500 page, unreadable file).
+
+    With ``prefix=True`` the key is a prefix whose listing failed (a subfolder that cannot be
+    listed: ``"reports/"``): the items under it are unknown in this scan, not gone, so a sync
+    keeps what it holds under that prefix."""
 
     key: str
     code: str
     message: str
+    prefix: bool = False
 
 
 class SourceReader(Protocol):

@@ -84,12 +84,19 @@ class FolderSource:
     ) -> AsyncIterator[FolderEntry | ItemFailure]:
         """Like :meth:`scan` with each file's mtime; ``known`` overrides the constructor's.
 
-        Raises NotFound when the root is missing or not a folder.  A file that
-        vanishes between the walk and its stat is left out (it is deleted).
+        Raises NotFound when the root is missing or not a folder, ExtractionError when it cannot be
+        listed.  A subfolder that cannot be listed is one ``ItemFailure(prefix=True)`` keyed
+        ``"sub/dir/"`` (its files are unknown, not deleted); a file or subfolder that vanishes
+        during the scan is left out (it is deleted).
         """
         known = self._known if known is None else known
         root = await asyncio.to_thread(self._resolved_root)
-        paths = await asyncio.to_thread(lambda: list(walk_files(root, self.ignore)))
+        unlisted: list[tuple[Path, OSError]] = []
+        paths = await asyncio.to_thread(
+            lambda: list(walk_files(root, self.ignore, unlisted=lambda *failure: unlisted.append(failure)))
+        )
+        for failure in _unlisted(root, unlisted):
+            yield failure
         for path in paths:
             key = path.relative_to(root).as_posix()
             entry = await asyncio.to_thread(_examine, root, path, key, known.get(key))
@@ -128,6 +135,27 @@ class FolderSource:
         if not real.is_file():
             raise NotFound(f"{key!r} is not a file")
         return real
+
+
+def _unlisted(root: Path, failures: list[tuple[Path, OSError]]) -> list[ItemFailure]:
+    """The folders the walk could not list, as prefix failures; raises when the root is one."""
+    items: list[ItemFailure] = []
+    for folder, exc in failures:
+        if isinstance(exc, FileNotFoundError | NotADirectoryError):
+            if folder == root:
+                raise NotFound(f"no such folder: {root}", hint="check the source's path")
+            continue  # deleted during the scan: its files are gone
+        reason = _reason(exc)
+        if folder == root:
+            raise ExtractionError(
+                f"cannot list the folder {str(root)!r} ({reason}); nothing was changed",
+                hint="give ragd's process read and execute permission on it",
+            )
+        key = folder.relative_to(root).as_posix() + "/"
+        logger.warning("cannot list %r in a folder source, its indexed files are kept: %s", key, reason)
+        message = f"cannot list the folder ({reason}); the files indexed from it are kept"
+        items.append(ItemFailure(key, ExtractionError.code, message, prefix=True))
+    return items
 
 
 def _examine(root: Path, path: Path, key: str, known: KnownStat | None) -> FolderEntry | ItemFailure | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pathspec
@@ -91,17 +91,27 @@ def _read_gitignore(path: Path) -> pathspec.GitIgnoreSpec | None:
         return None
 
 
-def _unreadable(exc: OSError) -> None:
-    logger.warning("cannot list %r, its files are left out: %s", exc.filename, type(exc).__name__)
+def _unreadable(folder: Path, exc: OSError) -> None:
+    logger.warning("cannot list %r, its files are left out: %s", str(folder), type(exc).__name__)
 
 
-def walk_files(root: Path, extra: Sequence[str] = ()) -> Iterator[Path]:
+def walk_files(
+    root: Path,
+    extra: Sequence[str] = (),
+    *,
+    unlisted: Callable[[Path, OSError], None] = _unreadable,
+) -> Iterator[Path]:
     """Every file under ``root`` the rules keep, in sorted order per folder (symlinked folders not followed).
 
-    Blocking: run it in a thread from async code.
+    A folder that cannot be listed (``root`` included) is passed to ``unlisted`` with the error and
+    its files are left out; by default that is logged.  Blocking: run it in a thread from async code.
     """
     rules = IgnoreRules(root, extra)
-    for dirpath, dirnames, filenames in os.walk(root, onerror=_unreadable):
+
+    def failed(exc: OSError) -> None:
+        unlisted(Path(exc.filename) if exc.filename else root, exc)
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=failed):
         here = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames if not rules.ignored(here / d, True))
         for name in sorted(filenames):
