@@ -157,8 +157,38 @@ def test_crawled_site_converges_on_recrawl(admin: Api) -> None:
         )
         assert sorted(i["stage"] for i in third["items"]) == ["unchanged"] * 3
 
+        # /docs/a answers 503 and the home page now reaches /docs/c only through it: c is unknown
+        # this time, not gone, so nothing is removed
+        site.pages["/docs/"] = Page.html(
+            "Docs home", "<p>Welcome to the kestrelhawk docs.</p>", links=["/docs/a"]
+        )
+        site.pages["/docs/a"] = Page(b"maintenance", 503, "text/plain")
+        fourth = admin.wait_job(
+            admin.ok("POST", f"/api/v1/datasets/{ds['id']}/sources/{source_id}/sync", 202)["job"]["id"]
+        )
+        assert fourth["status"] == "succeeded", fourth
+        assert sorted((i["stage"], (i["error"] or {}).get("code")) for i in fourth["items"]) == [
+            ("failed", "FETCH_FAILED"),
+            ("unchanged", None),
+        ]
+        assert set(files_of(admin, ds["id"])) == set(expected)
+        assert markers_found(admin, ds["id"], every) == set(expected.values())
+
+        # /docs/a is back and no page links to /docs/c any more: now it goes
+        site.pages["/docs/a"] = Page.html("Page A", "<p>The willowcrane setting controls retries.</p>")
+        fifth = admin.wait_job(
+            admin.ok("POST", f"/api/v1/datasets/{ds['id']}/sources/{source_id}/sync", 202)["job"]["id"]
+        )
+        assert sorted(i["stage"] for i in fifth["items"]) == [
+            "deleted",
+            "done",
+            "unchanged",
+        ]  # a: failed last time
+        del expected[site.url("/docs/c")]
+        assert converged(admin, ds["id"], expected, every)
+
         removed = admin.ok("DELETE", f"/api/v1/datasets/{ds['id']}/sources/{source_id}")
-        assert removed["files_deleted"] == 3
+        assert removed["files_deleted"] == 2
         assert files_of(admin, ds["id"]) == {}
         assert markers_found(admin, ds["id"], every) == set()
 

@@ -162,7 +162,8 @@ async def test_a_subfolder_that_cannot_be_listed_is_a_prefix_failure(
         "private/",
         "EXTRACTION_FAILED",
         "cannot list the folder (Permission denied); the files indexed from it are kept",
-        prefix=True,
+        hides="private/",
+        listing=True,
     )
     assert [item.key for item in items[1:]] == ["a.txt", "z.txt"]
     assert not any(isinstance(item, ItemFailure) for item in items[1:])

@@ -398,6 +398,19 @@ async def test_http_errors_are_item_failures(site: LoopbackSite) -> None:
     assert "HTTP 404" in found[site.url("/missing")].message
 
 
+@pytest.mark.parametrize(
+    ("status", "hides"),
+    [(500, True), (503, True), (429, True), (408, True), (404, False), (410, False), (403, False)],
+)
+async def test_failures_that_may_pass_hide_the_scope(site: LoopbackSite, status: int, hides: bool) -> None:
+    # /docs/hub failing may hide any page of /docs/ (it could be the only way to them): a sync
+    # must not take its unreached pages for deleted; a page that is gone or refused hides nothing
+    site.pages.update({"/docs/": page("root", "/docs/hub"), "/docs/hub": Page(b"no", status, "text/plain")})
+    failure = failures(await crawl(spec_for(site, "/docs/")))[site.url("/docs/hub")]
+    assert failure.hides == (site.url("/docs/") if hides else None)
+    assert not failure.listing
+
+
 async def test_network_errors_are_item_failures(site: LoopbackSite) -> None:
     site.pages.update({"/": page("root", "/slow", "/fine"), "/fine": page("fine")})
     transport = httpx.AsyncHTTPTransport()
@@ -415,6 +428,7 @@ async def test_network_errors_are_item_failures(site: LoopbackSite) -> None:
     failure = failures(entries)[site.url("/slow")]
     assert failure.code == "FETCH_FAILED"
     assert "ReadTimeout" in failure.message
+    assert failure.hides == site.url("/")
 
 
 async def test_oversize_pages_fail_with_file_too_large(site: LoopbackSite) -> None:

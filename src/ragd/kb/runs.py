@@ -3,7 +3,7 @@
     INGEST   uploaded files -> index (unchanged bytes are skipped)
     REINDEX  files -> index again from stored bytes or their source (forced)
     SYNC     a source's items vs its ledger -> new/changed indexed, vanished removed (never
-             those under a prefix the scan could not list)
+             those under a prefix a failure hid from the scan)
 
 A failing item (a corrupt file, a page answering 500) is recorded with its
 error code and does not fail the job; an error of the whole source or of a
@@ -131,7 +131,7 @@ async def run_sync(ctx: KbContext, job: Job, dataset: Dataset) -> None:
         async with ctx.reader_for(source) as reader:
             seen = await sync.scan(reader, finished)
         for key in sorted(set(ledger) - seen - finished):
-            if not key.startswith(sync.unlisted):  # under a prefix this scan could not list: unknown
+            if not key.startswith(sync.unlisted):  # hidden from this scan by a failure: unknown
                 await sync.vanished(ledger[key])
     except RagError as exc:
         await ctx.catalog.mark_synced(source.id, time.time(), f"{exc.code}: {exc}"[:2000])
@@ -144,7 +144,7 @@ class _Sync:
         self, ctx: KbContext, job: Job, dataset: Dataset, source: SourceSpec, ledger: dict[str, LedgerEntry]
     ) -> None:
         self.ctx, self.job, self.dataset, self.source, self.ledger = ctx, job, dataset, source, ledger
-        #: prefixes whose listing failed in this scan (a folder that cannot be listed)
+        #: key prefixes this scan could not see (a folder that cannot be listed, a page that failed)
         self.unlisted: tuple[str, ...] = ()
 
     async def scan(self, reader: SourceReader, finished: set[str]) -> set[str]:
@@ -160,8 +160,8 @@ class _Sync:
             async with asyncio.TaskGroup() as group:
                 async for item in reader.scan():
                     seen.add(item.key)
-                    if isinstance(item, ItemFailure) and item.prefix:
-                        self.unlisted += (item.key,)
+                    if isinstance(item, ItemFailure) and item.hides is not None:
+                        self.unlisted += (item.hides,)
                     if item.key in finished:
                         continue
                     await self.ctx.catalog.set_items(self.job.id, [item.key])
@@ -177,7 +177,7 @@ class _Sync:
         previous = self.ledger.get(key)
         file_id = previous.file_id if previous else source_file_id(self.source.id, key)
         if isinstance(item, ItemFailure):
-            if not item.prefix:  # a prefix is no item of the ledger: the job lists it, nothing more
+            if not item.listing:  # a listing is no item of the ledger: the job lists it, nothing more
                 old = previous.fingerprint if previous else ""
                 await self._record(key, old, file_id, item.code, item.message)
             await catalog.update_item(

@@ -38,16 +38,16 @@ class SourceItem:
 
 @dataclass(frozen=True, slots=True)
 class ItemFailure:
-    """An item the source has but could not read (HTTP 500 page, unreadable file).
-
-    With ``prefix=True`` the key is a prefix whose listing failed (a subfolder that cannot be
-    listed: ``"reports/"``): the items under it are unknown in this scan, not gone, so a sync
-    keeps what it holds under that prefix."""
+    """An item the source has but could not read (HTTP 500 page, unreadable file)."""
 
     key: str
     code: str
     message: str
-    prefix: bool = False
+    #: keys that start with this are unknown in this scan, not gone (what the failed read would
+    #: have listed: a folder's files, the pages a page links to): a sync keeps what it holds there
+    hides: str | None = None
+    #: the failure is of a listing only (a subfolder, keyed ``"reports/"``), not of an item
+    listing: bool = False
 
 
 class SourceReader(Protocol):

@@ -14,7 +14,9 @@ What a page becomes:
   (two URLs for one page) is not yielded twice, but its links are still followed;
 * a non-2xx answer, a network error or too many redirects is an
   ``ItemFailure(code="FETCH_FAILED")``, a body over the limit ``FILE_TOO_LARGE``,
-  a page with no text left ``EMPTY_DOCUMENT``;
+  a page with no text left ``EMPTY_DOCUMENT``.  A failure that may pass (a network
+  error, a timeout, 429 or 5xx) ``hides`` the whole scope: the pages only that page
+  links to were not reached, so a sync removes nothing this time;
 * any content type but HTML or plain text, and a redirect out of scope, are
   skipped silently.
 
@@ -114,7 +116,9 @@ class _Visitor:
                 raise
             logger.info("crawl: %s failed: %s %s", sanitize(key), exc.code, sanitize(exc.message))
             self.keys.add(key)
-            return _Visit(ItemFailure(key, exc.code, exc.message))
+            # a page that may answer next time hid its links: any page of the scope may be behind it
+            hides = f"{self._scope.origin}{self._scope.prefix}" if _may_pass(exc) else None
+            return _Visit(ItemFailure(key, exc.code, exc.message, hides=hides))
         key = self._key(fetched.url, page.links.canonical)
         if key in self.keys:
             return _Visit(None, page.links.links)
@@ -139,7 +143,7 @@ class _Visitor:
             if target in self.keys:
                 return _Skip(f"redirects to {target}, already crawled", InvalidRequest)
             url = target
-        raise PageFetchFailed(f"{url} redirects more than {MAX_REDIRECTS} times")
+        raise PageFetchFailed(f"{url} redirects more than {MAX_REDIRECTS} times", status=fetched.status)
 
     async def _read(self, fetched: Fetched) -> ParsedPage | _Skip:
         """The parsed page, or a skip for a content type the crawl does not index."""
@@ -170,3 +174,10 @@ class _Skip:
 
     reason: str
     error: type[RagError]
+
+
+def _may_pass(exc: RagError) -> bool:
+    """A failure that may not happen next time: a network error, a timeout, 429 or a 5xx answer."""
+    if not isinstance(exc, PageFetchFailed):
+        return False
+    return exc.status is None or exc.status in (408, 425, 429) or exc.status >= 500

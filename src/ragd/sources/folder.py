@@ -85,8 +85,8 @@ class FolderSource:
         """Like :meth:`scan` with each file's mtime; ``known`` overrides the constructor's.
 
         Raises NotFound when the root is missing or not a folder, ExtractionError when it cannot be
-        listed.  A subfolder that cannot be listed is one ``ItemFailure(prefix=True)`` keyed
-        ``"sub/dir/"`` (its files are unknown, not deleted); a file or subfolder that vanishes
+        listed.  A subfolder that cannot be listed is one listing ``ItemFailure`` keyed ``"sub/dir/"``
+        that hides that prefix (its files are unknown, not deleted); a file or subfolder that vanishes
         during the scan is left out (it is deleted).
         """
         known = self._known if known is None else known
@@ -154,7 +154,7 @@ def _unlisted(root: Path, failures: list[tuple[Path, OSError]]) -> list[ItemFail
         key = folder.relative_to(root).as_posix() + "/"
         logger.warning("cannot list %r in a folder source, its indexed files are kept: %s", key, reason)
         message = f"cannot list the folder ({reason}); the files indexed from it are kept"
-        items.append(ItemFailure(key, ExtractionError.code, message, prefix=True))
+        items.append(ItemFailure(key, ExtractionError.code, message, hides=key, listing=True))
     return items
 
 
