@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from typer.testing import CliRunner
 
 from ragd.cli.app import app
 from tests.conftest import shared_path
+from tests.support.listing import FailingListing
 
 
 @pytest.fixture
@@ -70,15 +70,7 @@ def test_a_folder_that_cannot_be_listed_is_a_listed_failure(
     folder = write_notes(tmp_path)
     (folder / "broken.pdf").unlink()
     (folder / "blob.bin").unlink()
-    denied = folder.resolve() / "sub"
-    real = os.scandir
-
-    def scandir(path: str = ".") -> object:  # root lists any folder whatever its mode
-        if Path(path) == denied:
-            raise PermissionError(13, "Permission denied", str(path))
-        return real(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
+    FailingListing(monkeypatch).deny(folder.resolve() / "sub")
     result = cli.invoke(app, ["ingest", str(folder), "-c", "team"], env={"COLUMNS": "300"})
 
     assert result.exit_code == 1, result.output

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from ragd.errors import NotFound
 from ragd.ingest.sources import collect
 from ragd.types import IngestReport, IngestStatus
+from tests.support.listing import FailingListing
 
 
 def write(root: Path, rel: str, text: str = "x") -> None:
@@ -56,15 +56,7 @@ def test_missing_path_is_a_clear_error(tmp_path: Path) -> None:
 def test_folders_that_cannot_be_listed_are_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(tmp_path, "docs/a.md")
     write(tmp_path, "docs/locked/b.md")
-    denied = tmp_path.resolve() / "docs" / "locked"
-    real = os.scandir
-
-    def scandir(path: str = ".") -> object:  # root lists any folder whatever its mode
-        if Path(path) == denied:
-            raise PermissionError(13, "Permission denied", str(path))
-        return real(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
+    FailingListing(monkeypatch).deny(tmp_path.resolve() / "docs" / "locked")
     monkeypatch.chdir(tmp_path)
     reports: list[IngestReport] = []
 

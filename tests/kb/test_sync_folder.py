@@ -1,10 +1,8 @@
 """A folder sync that cannot list part of the folder removes nothing it could not see, through the
-real services and job runner: root lists any folder whatever its mode, so the listing failure is
-injected at ``os.scandir``, the call ``os.walk`` makes per folder."""
+real services and job runner (listing failures injected by :mod:`tests.support.listing`)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from ragd.retrieve.search import SearchRequest
 from ragd.settings import EmbeddingSettings, Settings
 from ragd.types import JobStatus, Principal, SourceKind
 from tests.kb.conftest import run_to_end
+from tests.support.listing import FailingListing
 
 SERVICE = Principal(tenant_id=None, role="admin")
 MARKERS = ("alderbrook", "birchvale", "cedarfall", "dunmoor")
@@ -28,21 +27,6 @@ def note(folder: Path, rel: str, marker: str) -> None:
     path.write_text(f"# Memo\nThe {marker} memo explains the travel policy.\n")
 
 
-class Listing:
-    """``os.scandir`` that fails for the folders in ``refused`` (with EACCES) and works otherwise."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.refused: set[Path] = set()
-        real = os.scandir
-
-        def scandir(path: str = ".") -> object:
-            if Path(path) in self.refused:
-                raise PermissionError(13, "Permission denied", str(path))
-            return real(path)
-
-        monkeypatch.setattr(os, "scandir", scandir)
-
-
 async def test_folders_that_cannot_be_listed_keep_their_files(
     tmp_path: Path, model_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -50,7 +34,7 @@ async def test_folders_that_cannot_be_listed_keep_their_files(
     note(folder, "public/a.md", "alderbrook")
     note(folder, "private/b.md", "birchvale")
     note(folder, "private/deep/c.md", "cedarfall")
-    listing = Listing(monkeypatch)
+    listing = FailingListing(monkeypatch)
     settings = Settings(data_dir=tmp_path / "data", embedding=EmbeddingSettings(cache_dir=model_cache))
     async with open_services(settings) as services:
         kb = services.knowledge()
@@ -80,7 +64,7 @@ async def test_folders_that_cannot_be_listed_keep_their_files(
         assert await state() == everything
 
         # "private/" cannot be listed while "public/a.md" is really deleted and "public/d.md" added
-        listing.refused.add(folder.resolve() / "private")
+        listing.deny(folder.resolve() / "private")
         (folder / "public/a.md").unlink()
         note(folder, "public/d.md", "dunmoor")
         status, items = await sync()
@@ -99,7 +83,7 @@ async def test_folders_that_cannot_be_listed_keep_their_files(
         assert "private/" not in await kb.catalog.ledger(spec.id)
 
         # the root itself cannot be listed: the sync fails and changes nothing
-        listing.refused = {folder.resolve()}
+        listing.deny(folder.resolve())
         status, items = await sync()
         assert status is JobStatus.FAILED
         assert await state() == {
@@ -110,7 +94,7 @@ async def test_folders_that_cannot_be_listed_keep_their_files(
         assert await found() == {"birchvale", "cedarfall", "dunmoor"}
 
         # listable again: what is really gone under "private/" goes now, the rest is unchanged
-        listing.refused = set()
+        listing.deny()
         (folder / "private/deep/c.md").unlink()
         status, items = await sync()
         assert status is JobStatus.SUCCEEDED

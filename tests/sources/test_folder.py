@@ -13,6 +13,7 @@ from ragd.errors import ExtractionError, Forbidden, NotFound
 from ragd.ingest.sources import collect
 from ragd.sources.base import ItemFailure, SourceItem, SourceReader
 from ragd.sources.folder import FolderEntry, FolderSource, KnownStat
+from tests.support.listing import FailingListing
 
 OLD_NS = 1_600_000_000 * 10**9  # 2020: far outside the racy window
 
@@ -135,26 +136,13 @@ async def test_an_unreadable_file_is_an_item_failure(tmp_path: Path, monkeypatch
     ]
 
 
-def refuse_listing(monkeypatch: pytest.MonkeyPatch, folder: Path, exc: OSError) -> None:
-    """Make listing ``folder`` fail with ``exc`` (root lists any folder whatever its mode)."""
-    real = os.scandir
-
-    def scandir(path: str = ".") -> object:
-        if Path(path) == folder:
-            raise exc
-        return real(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
-
-
 async def test_a_subfolder_that_cannot_be_listed_is_a_prefix_failure(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(tmp_path, "a.txt", "kept")
     write(tmp_path, "private/deep/b.txt", "hidden")
     write(tmp_path, "z.txt", "kept")
-    denied = tmp_path.resolve() / "private"
-    refuse_listing(monkeypatch, denied, PermissionError(13, "Permission denied", str(denied)))
+    FailingListing(monkeypatch).deny(tmp_path.resolve() / "private")
 
     items = await scan(FolderSource(tmp_path))
 
@@ -175,7 +163,7 @@ async def test_a_subfolder_deleted_during_the_scan_is_simply_gone(
     write(tmp_path, "a.txt", "kept")
     write(tmp_path, "gone/b.txt", "deleted")
     gone = tmp_path.resolve() / "gone"
-    refuse_listing(monkeypatch, gone, FileNotFoundError(2, "No such file or directory", str(gone)))
+    FailingListing(monkeypatch).failures[gone] = FileNotFoundError(2, "No such file or directory", str(gone))
 
     assert [item.key for item in await scan(FolderSource(tmp_path))] == ["a.txt"]
 
@@ -186,7 +174,7 @@ async def test_a_root_that_cannot_be_listed_fails_the_whole_scan(
 ) -> None:
     write(tmp_path, "a.txt", "kept")
     exc.filename = str(tmp_path.resolve())
-    refuse_listing(monkeypatch, tmp_path.resolve(), exc)
+    FailingListing(monkeypatch).failures[tmp_path.resolve()] = exc
 
     with pytest.raises(ExtractionError, match="cannot list the folder") as caught:
         await scan(FolderSource(tmp_path))

@@ -9,7 +9,7 @@ and the walk live in :mod:`ragd.sources.ignore`, shared with folder sources.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,13 +43,8 @@ def collect(
         if not given.exists():
             raise NotFound(f"no such file or folder: {given}")
         root = given.resolve()
-        found: Iterable[Path]
-        if root.is_file():
-            found = [root]
-        elif unlisted is None:
-            found = walk_files(root, ignore)
-        else:
-            found = walk_files(root, ignore, unlisted=_reporter(given, root, unlisted))
+        report = _reporter(given, root, unlisted) if unlisted else None
+        found = [root] if root.is_file() else walk_files(root, ignore, unlisted=report)
         for path in found:
             if path in seen:
                 continue

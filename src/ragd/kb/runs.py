@@ -131,7 +131,7 @@ async def run_sync(ctx: KbContext, job: Job, dataset: Dataset) -> None:
         async with ctx.reader_for(source) as reader:
             seen = await sync.scan(reader, finished)
         for key in sorted(set(ledger) - seen - finished):
-            if not key.startswith(sync.unlisted):  # hidden from this scan by a failure: unknown
+            if not key.startswith(sync.hidden):  # hidden from this scan by a failure: unknown
                 await sync.vanished(ledger[key])
     except RagError as exc:
         await ctx.catalog.mark_synced(source.id, time.time(), f"{exc.code}: {exc}"[:2000])
@@ -145,7 +145,7 @@ class _Sync:
     ) -> None:
         self.ctx, self.job, self.dataset, self.source, self.ledger = ctx, job, dataset, source, ledger
         #: key prefixes this scan could not see (a folder that cannot be listed, a page that failed)
-        self.unlisted: tuple[str, ...] = ()
+        self.hidden: tuple[str, ...] = ()
 
     async def scan(self, reader: SourceReader, finished: set[str]) -> set[str]:
         """Handle every item the source has now (skipping ones a previous attempt finished)."""
@@ -161,7 +161,7 @@ class _Sync:
                 async for item in reader.scan():
                     seen.add(item.key)
                     if isinstance(item, ItemFailure) and item.hides is not None:
-                        self.unlisted += (item.hides,)
+                        self.hidden += (item.hides,)
                     if item.key in finished:
                         continue
                     await self.ctx.catalog.set_items(self.job.id, [item.key])

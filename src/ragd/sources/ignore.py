@@ -99,17 +99,18 @@ def walk_files(
     root: Path,
     extra: Sequence[str] = (),
     *,
-    unlisted: Callable[[Path, OSError], None] = _unreadable,
+    unlisted: Callable[[Path, OSError], None] | None = None,
 ) -> Iterator[Path]:
     """Every file under ``root`` the rules keep, in sorted order per folder (symlinked folders not followed).
 
     A folder that cannot be listed (``root`` included) is passed to ``unlisted`` with the error and
-    its files are left out; by default that is logged.  Blocking: run it in a thread from async code.
+    its files are left out; without ``unlisted`` that is logged.  Blocking: run it in a thread.
     """
     rules = IgnoreRules(root, extra)
+    report = unlisted or _unreadable
 
     def failed(exc: OSError) -> None:
-        unlisted(Path(exc.filename) if exc.filename else root, exc)
+        report(Path(exc.filename) if exc.filename else root, exc)
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=failed):
         here = Path(dirpath)
