@@ -43,6 +43,12 @@ class StoreSettings(BaseModel):
         " fetching (~2 ms per search at 100k chunks); applies to new collections, and to an existing"
         " embedded index after its next optimize",
     )
+    dense_int8: bool = Field(
+        True,
+        description="search an int8 copy of the dense vectors (in RAM, a quarter of their size) and"
+        " rescore the best candidates with the float32 vectors: faster scans, exact scores; applies"
+        " to new collections, and to an existing embedded index after its next optimize",
+    )
 
 
 class EmbeddingSettings(BaseModel):

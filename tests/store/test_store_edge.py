@@ -12,6 +12,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ragd.errors import ConfigurationError, IndexMismatch, StoreLocked
@@ -21,7 +22,7 @@ from ragd.store.manifest_io import MANIFEST_FILE
 from ragd.store.tuning import IndexTuning
 from ragd.types import PointFilter, StoreQuery
 
-from .data import DIM, corpus, manifest
+from .data import DIM, corpus, manifest, query_near
 
 CHILD = textwrap.dedent(
     """
@@ -181,6 +182,74 @@ async def test_close_waits_for_a_running_optimize(tmp_path: Path) -> None:
     await again.open(manifest())
     assert await again.count(PointFilter()) == 600
     await again.close()
+
+
+@pytest.mark.parametrize("int8", [True, False])
+async def test_the_int8_setting_reaches_the_shard(tmp_path: Path, int8: bool) -> None:
+    store = EdgeStore.from_settings(StoreSettings(dense_int8=int8), tmp_path)
+    await store.open(manifest())
+    await store.close()
+    config = json.loads((store.root / "shard" / "edge_config.json").read_text())  # the engine's own
+    dense = config["vectors"]["text-dense"]
+    assert dense.get("quantization_config") == (
+        {"scalar": {"type": "int8", "always_ram": True}} if int8 else None
+    )
+
+
+def _quantized_files(root: Path) -> list[Path]:
+    return sorted(root.rglob("vector_storage-text-dense/quantized.data"))
+
+
+async def test_dense_search_picks_candidates_from_an_int8_copy_and_returns_exact_cosines(
+    tmp_path: Path,
+) -> None:
+    """The int8 copy (the default) only chooses candidates: scores and order are the float32
+    cosines, the same as an index without the copy.  An index built without it gains it at its
+    next optimize and still answers the same."""
+    data = corpus(files_per_collection=10, chunks_per_file=20)  # 600 points, ~900 KB of vectors
+    alpha = [c for c in data.chunks if c.meta["collection_name"] == "kb-alpha"]
+    rng = np.random.default_rng(11)
+    queries = [query_near(rng, center) for center in data.centers for _ in range(3)]
+
+    async def answers(store: EdgeStore) -> list[list[tuple[str, float]]]:
+        out = []
+        for q in queries:
+            flt = PointFilter(collection_names=("kb-alpha",))
+            hits = await store.search(StoreQuery(flt, 10, dense=q, prefetch_limit=10))
+            out.append([(h.id, h.score) for h in hits])
+        return out
+
+    results = {}
+    for int8 in (True, False):
+        store = EdgeStore(
+            tmp_path / str(int8), tuning=IndexTuning(dense_int8=int8, indexing_threshold_kb=100)
+        )
+        await store.open(manifest())
+        await store.upsert(data.chunks)
+        await store.optimize()
+        assert bool(_quantized_files(store.root)) is int8
+        results[int8] = await answers(store)
+        await store.close()
+    matrix = np.stack([np.asarray(c.dense) for c in alpha])
+    for q, got in zip(queries, results[True], strict=True):
+        cosines = matrix @ q
+        best = np.argsort(-cosines)[:10]
+        assert [i for i, _ in got] == [alpha[b].id for b in best]
+        assert np.allclose([s for _, s in got], cosines[best], atol=1e-5)  # rescored, not int8 scores
+    for with_copy, without in zip(results[True], results[False], strict=True):
+        assert [i for i, _ in with_copy] == [i for i, _ in without]
+
+    # an index built without the copy, opened with the default: it answers the same before and
+    # after the optimize that builds the copy
+    older = EdgeStore(tmp_path / "False", tuning=IndexTuning(indexing_threshold_kb=100))
+    await older.open(manifest())
+    assert await answers(older) == results[False]
+    await older.upsert(data.chunks[:1])  # a write, then the optimize an ingest runs
+    await older.optimize()
+    assert _quantized_files(older.root)
+    after = await answers(older)
+    assert [[i for i, _ in a] for a in after] == [[i for i, _ in r] for r in results[False]]
+    await older.close()
 
 
 SEARCH_POOL_CHILD = textwrap.dedent(

@@ -86,7 +86,14 @@ async def test_a_server_error_is_a_store_error_with_its_message() -> None:
             await store.open(manifest())
         assert info.value.code == "QDRANT_WRITE_FAILED"
         create = server.requests[1].json
-        assert create["vectors"] == {"text-dense": {"size": DIM, "distance": "Cosine"}}
+        assert create["vectors"] == {
+            "text-dense": {
+                "size": DIM,
+                "distance": "Cosine",
+                # searched first, the best candidates rescored with the float32 vectors
+                "quantization_config": {"scalar": {"type": "int8", "always_ram": True}},
+            }
+        }
         assert create["sparse_vectors"] == {"text-sparse": {"modifier": "idf"}}
         assert create["hnsw_config"]["payload_m"] == 16
         assert create["metadata"] == {METADATA_KEY: manifest_to_dict(manifest())}

@@ -1,7 +1,8 @@
 """The disabled flag on the wire to a Qdrant server: the JSON bodies qdrant-client sends.
 
 Local mode (the contract suite) proves the behaviour; this pins what a real server receives:
-a bool index, ``must_not`` on every search path, and a set-payload nested under ``meta``.
+a bool index, ``must_not`` on every search path, and a set-payload nested under ``meta``;
+and the dense search parameters (int8 scan rescored with the float32 vectors, ACORN when filtered).
 """
 
 from __future__ import annotations
@@ -88,3 +89,8 @@ async def test_what_a_server_receives(tmp_path: Path) -> None:
     assert "filter" not in fused
     for request in [*fused["prefetch"], *alone]:
         assert request["filter"] == {**scope, **NOT_DISABLED}
+    rescored = {"rescore": True, "oversampling": 2.0}
+    assert bodies[("POST", f"{BASE}/points/query")]["params"] == {"quantization": rescored}
+    dense_prefetch, sparse_prefetch = fused["prefetch"]
+    assert dense_prefetch["params"] == {"acorn": {"enable": True}, "quantization": rescored}
+    assert "params" not in sparse_prefetch

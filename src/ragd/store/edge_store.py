@@ -79,7 +79,9 @@ class EdgeStore:
     @classmethod
     def from_settings(cls, settings: StoreSettings, data_dir: Path) -> EdgeStore:
         return cls(
-            data_dir, settings.collection, tuning=IndexTuning(payload_on_disk=settings.payload_on_disk)
+            data_dir,
+            settings.collection,
+            tuning=IndexTuning(payload_on_disk=settings.payload_on_disk, dense_int8=settings.dense_int8),
         )
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -353,7 +355,17 @@ def _search(shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning, exclude
 
 def _edge_config(dim: int, tuning: IndexTuning) -> qe.EdgeConfig:
     return qe.EdgeConfig(
-        vectors={pl.DENSE_VECTOR: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+        vectors={
+            pl.DENSE_VECTOR: qe.EdgeVectorParams(
+                size=dim,
+                distance=qe.Distance.Cosine,
+                quantization_config=(
+                    qe.ScalarQuantizationConfig(type=qe.ScalarType.Int8, always_ram=True)
+                    if tuning.dense_int8
+                    else None
+                ),
+            )
+        },
         sparse_vectors={pl.SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         hnsw_config=qe.HnswIndexConfig(
             m=tuning.m,
@@ -443,9 +455,14 @@ def _nearest(query: StoreQuery, kind: SearchKind) -> Any:
 
 def _dense_params(tuning: IndexTuning, *, filtered: bool) -> qe.SearchParams | None:
     acorn = qe.AcornSearchParams(enable=True) if tuning.acorn and filtered else None
-    if acorn is None and tuning.hnsw_ef is None:
+    rescored = (
+        qe.QuantizationSearchParams(rescore=True, oversampling=tuning.oversampling)
+        if tuning.dense_int8
+        else None
+    )
+    if acorn is None and tuning.hnsw_ef is None and rescored is None:
         return None
-    return qe.SearchParams(hnsw_ef=tuning.hnsw_ef, acorn=acorn)
+    return qe.SearchParams(hnsw_ef=tuning.hnsw_ef, acorn=acorn, quantization=rescored)
 
 
 def _hybrid_requests(

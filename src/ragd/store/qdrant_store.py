@@ -91,7 +91,7 @@ class QdrantStore:
             api_key=settings.api_key,
             collection=settings.collection,
             timeout_s=settings.timeout_s,
-            tuning=IndexTuning(payload_on_disk=settings.payload_on_disk),
+            tuning=IndexTuning(payload_on_disk=settings.payload_on_disk, dense_int8=settings.dense_int8),
         )
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -129,7 +129,9 @@ class QdrantStore:
                 self.collection,
                 vectors_config={
                     pl.DENSE_VECTOR: models.VectorParams(
-                        size=manifest.dense_dim, distance=models.Distance.COSINE
+                        size=manifest.dense_dim,
+                        distance=models.Distance.COSINE,
+                        quantization_config=_int8(t),
                     )
                 },
                 sparse_vectors_config={
@@ -397,11 +399,24 @@ def _vector(query: StoreQuery, kind: SearchKind) -> tuple[Any, str]:
     raise ValueError(f"no {kind.value} vector in the query")
 
 
+def _int8(tuning: IndexTuning) -> models.ScalarQuantization | None:
+    if not tuning.dense_int8:
+        return None
+    return models.ScalarQuantization(
+        scalar=models.ScalarQuantizationConfig(type=models.ScalarType.INT8, always_ram=True)
+    )
+
+
 def _dense_params(tuning: IndexTuning, *, filtered: bool) -> models.SearchParams | None:
     acorn = models.AcornSearchParams(enable=True) if tuning.acorn and filtered else None
-    if acorn is None and tuning.hnsw_ef is None:
+    rescored = (
+        models.QuantizationSearchParams(rescore=True, oversampling=tuning.oversampling)
+        if tuning.dense_int8
+        else None
+    )
+    if acorn is None and tuning.hnsw_ef is None and rescored is None:
         return None
-    return models.SearchParams(hnsw_ef=tuning.hnsw_ef, acorn=acorn)
+    return models.SearchParams(hnsw_ef=tuning.hnsw_ef, acorn=acorn, quantization=rescored)
 
 
 def _hybrid_requests(

@@ -26,6 +26,14 @@ file, rarely not at all.  Measured with ``bench/store_latency.py`` (100k
   whole search took 0.6 ms (``bench/search_latency.py``).  RAM cost is about
   the size of the chunk text (~2 KB a chunk); corpora far beyond a few
   million chunks set ``RAGD_STORE__PAYLOAD_ON_DISK=true``.
+* ``dense_int8=True``: an int8 copy of every dense vector (scalar quantization, a quarter of
+  the float32 bytes, always in RAM) is what a dense search scans first; the best
+  ``oversampling`` x limit candidates are then rescored with the float32 originals, so the
+  scores a search returns are exact cosines.  A tenant's exact scan reads 4x fewer bytes:
+  at 100k chunks the fused hybrid engine call measured 0.96/1.00 -> 0.80/0.82 ms (dense
+  prefetch 0.52 -> 0.36-0.52), recall@10 against exact numpy 1.0 over 300 queries; without
+  rescoring 0.975.  FP16 storage instead: 0.85/0.89 ms.  RAM: 384 bytes
+  a chunk for MiniLM.  An index built without it gains it at its next optimize.
 * ``search_threads=0``: Qdrant Edge's search pool (per-segment reads in
   parallel) gets one thread per CPU.  Left to itself the engine started 8 on
   this 2-core machine; capped at 2 (or 1), a hybrid search with its query
@@ -51,3 +59,5 @@ class IndexTuning:
     acorn: bool = True  # ACORN for filtered dense searches (the engine uses it for selective filters)
     hnsw_ef: int | None = None  # None: the engine's default
     search_threads: int = 0  # Edge's search pool; 0: one thread per CPU
+    dense_int8: bool = True  # int8 copy of dense vectors in RAM, searched first, then rescored
+    oversampling: float = 2.0  # candidates rescored with float32 vectors, x the limit
