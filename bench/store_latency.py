@@ -11,13 +11,15 @@ upserts it through :class:`ragd.store.edge_store.EdgeStore`, times
 * the same two for a three-tenant filter and for no filter
 
 plus recall@10 of the tenant-filtered dense search against exact numpy, with the
-engine's defaults, with ACORN (ragd's default), with a larger ``hnsw_ef``, and exact.
+engine's defaults, with ragd's parameters (ACORN; int8 rescoring when on), with ACORN
+alone, with a larger ``hnsw_ef``, and exact.
 
     python bench/store_latency.py                      # 100k points, default tuning
     python bench/store_latency.py --m 0                # the reference ingestion-service's m=0
     python bench/store_latency.py --payload-m 0        # no per-tenant links
     python bench/store_latency.py --tenants 5          # 20k-point tenants
     python bench/store_latency.py --full-scan-kb 10000 # Qdrant's default exact-scan threshold
+    python bench/store_latency.py --no-dense-int8      # float32 scans only
 """
 
 from __future__ import annotations
@@ -142,7 +144,12 @@ def recall_at_10(store_hits: list[list[str]], corpus: Corpus, qs: list[tuple[int
 
 
 async def run(args: argparse.Namespace) -> None:
-    tuning = IndexTuning(m=args.m, payload_m=args.payload_m, full_scan_threshold_kb=args.full_scan_kb)
+    tuning = IndexTuning(
+        m=args.m,
+        payload_m=args.payload_m,
+        full_scan_threshold_kb=args.full_scan_kb,
+        dense_int8=args.dense_int8,
+    )
     print(f"data={args.data} points={args.points} tenants={args.tenants}")
     corpus = make_corpus(args.points, args.tenants, args.clusters, args.seed, args.data)
     data = chunks(corpus)
@@ -198,9 +205,10 @@ async def params_sweep(store: EdgeStore, corpus: Corpus, qs: list[tuple[int, Sto
     """Recall@10 and latency of the tenant-filtered dense search under a few search parameters."""
     shard = store._require_shard()
     sweep = {
-        "HNSW, engine defaults": None,
-        "HNSW + ACORN (ragd's default)": qe.SearchParams(acorn=qe.AcornSearchParams(enable=True)),
-        "HNSW, hnsw_ef=256": qe.SearchParams(hnsw_ef=256),
+        "engine defaults": None,
+        "ragd's (the store's tuning)": edge_store._dense_params(store._tuning, filtered=True),
+        "ACORN, nothing else": qe.SearchParams(acorn=qe.AcornSearchParams(enable=True)),
+        "hnsw_ef=256": qe.SearchParams(hnsw_ef=256),
         "exact": qe.SearchParams(exact=True),
     }
     for name, params in sweep.items():
@@ -219,7 +227,7 @@ async def params_sweep(store: EdgeStore, corpus: Corpus, qs: list[tuple[int, Sto
             hits.append([str(p.id) for p in points])
         p50, p99 = percentiles(samples[5:])
         recall = recall_at_10(hits, corpus, qs)
-        print(f"dense 1 tenant, {name:30s} recall@10 {recall:.3f}  p50 {p50:6.2f} ms  p99 {p99:6.2f} ms")
+        print(f"dense 1 tenant, {name:28s} recall@10 {recall:.3f}  p50 {p50:6.2f} ms  p99 {p99:6.2f} ms")
 
 
 def _replace(q: StoreQuery, **changes: object) -> StoreQuery:
@@ -237,6 +245,12 @@ def main() -> None:
     parser.add_argument("--m", type=int, default=IndexTuning().m)
     parser.add_argument("--payload-m", type=int, default=IndexTuning().payload_m)
     parser.add_argument("--full-scan-kb", type=int, default=IndexTuning().full_scan_threshold_kb)
+    parser.add_argument(
+        "--dense-int8",
+        action=argparse.BooleanOptionalAction,
+        default=IndexTuning().dense_int8,
+        help="scan an int8 copy of the dense vectors, rescored with float32 (ragd's default)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--data", choices=("lowrank", "isotropic"), default="lowrank")
     parser.add_argument("--tmp", type=Path, default=None, help="where the temporary shard goes")
