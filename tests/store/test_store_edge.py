@@ -231,11 +231,15 @@ async def test_dense_search_picks_candidates_from_an_int8_copy_and_returns_exact
         results[int8] = await answers(store)
         await store.close()
     matrix = np.stack([np.asarray(c.dense) for c in alpha])
-    for q, got in zip(queries, results[True], strict=True):
-        cosines = matrix @ q
-        best = np.argsort(-cosines)[:10]
-        assert [i for i, _ in got] == [alpha[b].id for b in best]
-        assert np.allclose([s for _, s in got], cosines[best], atol=1e-5)  # rescored, not int8 scores
+
+    def assert_exact(answered: list[list[tuple[str, float]]]) -> None:
+        for q, got in zip(queries, answered, strict=True):
+            cosines = matrix @ q
+            best = np.argsort(-cosines)[:10]
+            assert [i for i, _ in got] == [alpha[b].id for b in best]
+            assert np.allclose([s for _, s in got], cosines[best], atol=1e-5)  # not int8 scores
+
+    assert_exact(results[True])
     for with_copy, without in zip(results[True], results[False], strict=True):
         assert [i for i, _ in with_copy] == [i for i, _ in without]
 
@@ -250,6 +254,13 @@ async def test_dense_search_picks_candidates_from_an_int8_copy_and_returns_exact
     after = await answers(older)
     assert [[i for i, _ in a] for a in after] == [[i for i, _ in r] for r in results[False]]
     await older.close()
+
+    # turned off: float32 scans at once, though the index keeps its int8 copy until an optimize
+    off = EdgeStore(tmp_path / "True", tuning=IndexTuning(dense_int8=False, indexing_threshold_kb=100))
+    await off.open(manifest())
+    assert _quantized_files(off.root)
+    assert_exact(await answers(off))
+    await off.close()
 
 
 SEARCH_POOL_CHILD = textwrap.dedent(

@@ -10,7 +10,8 @@ from qdrant_client import AsyncQdrantClient, models
 from ragd.errors import ConfigurationError, IndexMismatch, StoreError, StoreUnavailable
 from ragd.settings import StoreSettings
 from ragd.store.manifest_io import METADATA_KEY, manifest_to_dict
-from ragd.store.qdrant_store import QdrantStore
+from ragd.store.qdrant_store import QdrantStore, _dense_params
+from ragd.store.tuning import IndexTuning
 from ragd.types import PointFilter
 from tests.support.scripted_http import Reply, ScriptedServer
 
@@ -124,3 +125,15 @@ async def test_memory_mode_round_trip() -> None:
     assert await store.count(PointFilter()) == 0
     await store.close()
     assert not await store.ready()
+
+
+def test_with_the_int8_copy_turned_off_a_server_is_told_to_ignore_one_it_still_has() -> None:
+    off = _dense_params(IndexTuning(dense_int8=False), filtered=False)
+    assert off.model_dump(mode="json", exclude_unset=True, exclude_none=True) == {
+        "quantization": {"ignore": True}
+    }
+    on = _dense_params(IndexTuning(), filtered=True)
+    assert on.model_dump(mode="json", exclude_unset=True, exclude_none=True) == {
+        "acorn": {"enable": True},
+        "quantization": {"rescore": True, "oversampling": 2.0},
+    }

@@ -453,15 +453,14 @@ def _nearest(query: StoreQuery, kind: SearchKind) -> Any:
     raise ValueError(f"no {kind.value} vector in the query")
 
 
-def _dense_params(tuning: IndexTuning, *, filtered: bool) -> qe.SearchParams | None:
+def _dense_params(tuning: IndexTuning, *, filtered: bool) -> qe.SearchParams:
     acorn = qe.AcornSearchParams(enable=True) if tuning.acorn and filtered else None
+    # off means off at once: an index keeps an int8 copy until its next optimize drops it
     rescored = (
         qe.QuantizationSearchParams(rescore=True, oversampling=tuning.oversampling)
         if tuning.dense_int8
-        else None
+        else qe.QuantizationSearchParams(ignore=True)
     )
-    if acorn is None and tuning.hnsw_ef is None and rescored is None:
-        return None
     return qe.SearchParams(hnsw_ef=tuning.hnsw_ef, acorn=acorn, quantization=rescored)
 
 

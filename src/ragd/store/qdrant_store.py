@@ -407,15 +407,14 @@ def _int8(tuning: IndexTuning) -> models.ScalarQuantization | None:
     )
 
 
-def _dense_params(tuning: IndexTuning, *, filtered: bool) -> models.SearchParams | None:
+def _dense_params(tuning: IndexTuning, *, filtered: bool) -> models.SearchParams:
     acorn = models.AcornSearchParams(enable=True) if tuning.acorn and filtered else None
+    # off means off at once: an index keeps an int8 copy until its next optimize drops it
     rescored = (
         models.QuantizationSearchParams(rescore=True, oversampling=tuning.oversampling)
         if tuning.dense_int8
-        else None
+        else models.QuantizationSearchParams(ignore=True)
     )
-    if acorn is None and tuning.hnsw_ef is None and rescored is None:
-        return None
     return models.SearchParams(hnsw_ef=tuning.hnsw_ef, acorn=acorn, quantization=rescored)
 
 

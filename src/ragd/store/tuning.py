@@ -33,7 +33,9 @@ file, rarely not at all.  Measured with ``bench/store_latency.py`` (100k
   at 100k chunks the fused hybrid engine call measured 0.96/1.00 -> 0.80/0.82 ms (dense
   prefetch 0.52 -> 0.36-0.52), recall@10 against exact numpy 1.0 over 300 queries; without
   rescoring 0.975.  FP16 storage instead: 0.85/0.89 ms.  RAM: 384 bytes
-  a chunk for MiniLM.  An index built without it gains it at its next optimize.
+  a chunk for MiniLM.  An index built without it gains it at its next optimize; turned off,
+  searches send ``ignore=true`` at once (without it, an index that still held its copy was
+  scanned in int8 and returned int8 scores until an optimize dropped the copy).
 * ``search_threads=0``: Qdrant Edge's search pool (per-segment reads in
   parallel) gets one thread per CPU.  Left to itself the engine started 8 on
   this 2-core machine; capped at 2 (or 1), a hybrid search with its query
