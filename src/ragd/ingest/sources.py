@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragd.errors import ExtractionError, NotFound
-from ragd.sources.ignore import DEFAULT_IGNORES, walk_files
+from ragd.sources.ignore import DEFAULT_IGNORES, os_reason, walk_files
 from ragd.types import IngestReport, IngestStatus
 
 __all__ = ["DEFAULT_IGNORES", "SourceFile", "collect"]
@@ -62,13 +62,12 @@ def _reporter(
     given: Path, root: Path, report: Callable[[IngestReport], None]
 ) -> Callable[[Path, OSError], None]:
     def refused(folder: Path, exc: OSError) -> None:
-        reason = os.strerror(exc.errno) if exc.errno else type(exc).__name__
         report(
             IngestReport(
                 source=_label(given, root, folder) + "/",
                 status=IngestStatus.FAILED,
                 code=ExtractionError.code,
-                message=f"cannot list the folder ({reason}); its files were left out",
+                message=f"cannot list the folder ({os_reason(exc)}); its files were left out",
             )
         )
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import os
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from pathlib import Path, PurePosixPath
 
 from ragd.errors import ExtractionError, Forbidden, NotFound
 from ragd.sources.base import ItemFailure, SourceItem
-from ragd.sources.ignore import IgnoreRules, walk_files
+from ragd.sources.ignore import IgnoreRules, os_reason, walk_files
 from ragd.types import Blob
 
 __all__ = ["HASH_CHUNK", "RACY_WINDOW_NS", "FolderEntry", "FolderSource", "KnownStat"]
@@ -145,7 +144,7 @@ def _unlisted(root: Path, failures: list[tuple[Path, OSError]]) -> list[ItemFail
             if folder == root:
                 raise NotFound(f"no such folder: {root}", hint="check the source's path")
             continue  # deleted during the scan: its files are gone
-        reason = _reason(exc)
+        reason = os_reason(exc)
         if folder == root:
             raise ExtractionError(
                 f"cannot list the folder {str(root)!r} ({reason}); nothing was changed",
@@ -173,7 +172,7 @@ def _examine(root: Path, path: Path, key: str, known: KnownStat | None) -> Folde
         return None
     except OSError as exc:
         logger.info("cannot read %r in a folder source: %s", key, type(exc).__name__)
-        return ItemFailure(key, ExtractionError.code, f"cannot read the file ({_reason(exc)})")
+        return ItemFailure(key, ExtractionError.code, f"cannot read the file ({os_reason(exc)})")
     item = SourceItem(key=key, fingerprint=fingerprint, name=path.name, size=stat.st_size)
     stable = checked_at - stat.st_mtime_ns >= RACY_WINDOW_NS
     return FolderEntry(item=item, mtime_ns=stat.st_mtime_ns, stable=stable)
@@ -185,7 +184,3 @@ def _sha256(path: Path) -> str:
         while chunk := fh.read(HASH_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def _reason(exc: OSError) -> str:
-    return os.strerror(exc.errno) if exc.errno else type(exc).__name__

@@ -91,6 +91,11 @@ def _read_gitignore(path: Path) -> pathspec.GitIgnoreSpec | None:
         return None
 
 
+def os_reason(exc: OSError) -> str:
+    """What went wrong, in the system's words (``Permission denied``), for a user-facing message."""
+    return os.strerror(exc.errno) if exc.errno else type(exc).__name__
+
+
 def _unreadable(folder: Path, exc: OSError) -> None:
     logger.warning("cannot list %r, its files are left out: %s", str(folder), type(exc).__name__)
 
