@@ -80,6 +80,46 @@ def test_a_folder_that_cannot_be_listed_is_a_listed_failure(
     assert "EXTRACTION_FAILED" in result.output
 
 
+RTF_CODES = (
+    r"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0\froman\fprq2\fcharset0 Liberation Serif;}}"
+    r"{\colortbl;\red0\green0\blue0;}\pard\plain \s0\f0\fs24 Disk error codes\par "
+    + "".join(
+        r"\trowd\trql\trleft0\cellx4819\cellx9638"
+        rf"\pard\plain \intbl\qr\f0\sa0\li0\fi0 {code}\cell\pard\plain \intbl\ql\f0 {meaning}\cell\row"
+        for code, meaning in [
+            ("83", "the disk is full"),
+            ("84", "a bad sector was found"),
+            ("85", "seek error"),
+        ]
+    )
+    + r"\pard\par}"
+)
+
+
+def test_an_rtf_file_is_indexed_as_its_text_and_markup_is_never_indexed(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    folder = tmp_path / "codes"
+    folder.mkdir()
+    (folder / "codes.txt").write_text(RTF_CODES)  # RTF by its content, whatever it is called
+    (folder / "drawing.txt").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg">' + "<rect x='1' y='2'/>" * 300
+    )
+    (folder / "holidays.md").write_text("# Holidays\n\nStaff get thirty days of paid leave per year.\n")
+    result = cli.invoke(app, ["ingest", str(folder), "-c", "ops"], env={"COLUMNS": "300"})
+    assert result.exit_code == 1, result.output
+    assert "2 indexed" in result.output
+    assert "EXTRACTION_UNUSABLE" in result.output
+    assert "drawing.txt" in result.output
+
+    found = cli.invoke(app, ["search", "which code means a bad sector", "-c", "ops", "--json", "-k", "5"])
+    hits = json.loads(found.output)
+    assert hits[0]["meta"]["name"] == "codes.txt"
+    assert "| 84 | a bad sector was found |" in hits[0]["content"]
+    assert all("\\" not in hit["content"] for hit in hits)
+    assert {hit["meta"]["name"] for hit in hits} == {"codes.txt", "holidays.md"}, "nothing of drawing.txt"
+
+
 def test_bad_mode_and_missing_path_are_clear_errors(cli: CliRunner, tmp_path: Path) -> None:
     bad = cli.invoke(app, ["search", "x", "--mode", "fuzzy"], env={"COLUMNS": "300"})
     assert bad.exit_code == 2

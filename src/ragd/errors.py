@@ -19,6 +19,8 @@ exception handler and the CLI prints ``code: message``.
     ├── ExtractionError (EXTRACTION_FAILED, 422)
     │   ├── EncryptedDocument (ENCRYPTED_DOCUMENT, 422)
     │   ├── EmptyDocument (EMPTY_DOCUMENT, 422)
+    │   ├── ExtractionUnusable (EXTRACTION_UNUSABLE, 422)  the "text" is mostly markup
+    │   ├── ExtractionCrashed (EXTRACTION_CRASHED, 422)    the reader died or hung on the file
     │   └── OcrUnavailable (OCR_UNAVAILABLE, 422)
     ├── ConfigurationError (CONFIGURATION_ERROR, 500)
     │   ├── IndexMismatch (INDEX_MISMATCH, 409)
@@ -109,6 +111,18 @@ class EncryptedDocument(ExtractionError):
 
 class EmptyDocument(ExtractionError):
     code = "EMPTY_DOCUMENT"
+
+
+class ExtractionUnusable(ExtractionError):
+    """The extracted text is mostly markup (raw RTF, tags, base64, PDF operators): nothing is indexed."""
+
+    code = "EXTRACTION_UNUSABLE"
+
+
+class ExtractionCrashed(ExtractionError):
+    """The reader's process died (native crash, out of memory) or hung on this file; others carry on."""
+
+    code = "EXTRACTION_CRASHED"
 
 
 class OcrUnavailable(ExtractionError):

@@ -122,7 +122,21 @@ class ExtractSettings(BaseModel):
     ocr: Literal["auto", "off"] = Field("auto", description="OCR scanned pages when Tesseract is installed")
     ocr_language: str = "eng"
     max_file_bytes: int = Field(104_857_600, ge=1, description="files over this are refused")
+    max_unpacked_bytes: int = Field(
+        536_870_912,
+        ge=1,
+        description="zip-based files (DOCX, XLSX, PPTX, ODF, EPUB) whose parts unpack to more are refused",
+    )
+    max_chars: int = Field(
+        20_000_000, ge=1, description="files whose extracted text is longer (characters) are refused"
+    )
     timeout_s: float = Field(120.0, gt=0)
+    isolate: bool = Field(
+        True, description="extract in child processes, so a crash or memory blow-up costs only that file"
+    )
+    memory_mb: int = Field(
+        1536, ge=256, description="address-space limit of each extraction process (with isolate)"
+    )
 
 
 class RetrievalSettings(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragd.extract.markup_fixes import inline_char_refs, strip_html_front_matter
+from ragd.extract.markup_fixes import inline_char_refs, strip_html_front_matter, word_table_rows
 
 
 @pytest.mark.parametrize(
@@ -31,3 +31,20 @@ def test_character_references_become_characters_except_xml_specials() -> None:
 
 def test_out_of_range_references_are_left_for_the_parser() -> None:
     assert inline_char_refs("&#x110000; &#xD800;") == "&#x110000; &#xD800;"
+
+
+def test_a_word_table_line_becomes_one_markdown_row_per_table_row() -> None:
+    line = "Crate\tWeight\tInspector\t\tCrate 11\t42 kg\tMarguerite Delvaux\t\tCrate 12\t39 kg\tJonas Verbeke"
+    assert word_table_rows(f"Memo\n{line}\nafter") == (
+        "Memo\n| Crate | Weight | Inspector |\n| --- | --- | --- |\n"
+        "| Crate 11 | 42 kg | Marguerite Delvaux |\n| Crate 12 | 39 kg | Jonas Verbeke |\nafter"
+    )
+
+
+def test_empty_cells_and_a_trailing_row_mark_keep_the_columns() -> None:
+    assert word_table_rows("a\t\tc\t\td\te\tf\t\t") == "| a |  | c |\n| --- | --- | --- |\n| d | e | f |"
+
+
+def test_lines_that_are_not_tables_stay_as_they_are() -> None:
+    for line in ["Name:\t\tJohn", "x\ty", "one\t\ttwo\t\tthree", "no tabs at all", "a|b\t\t"]:
+        assert word_table_rows(line) == line

@@ -90,3 +90,77 @@ def test_legacy_excel_without_a_name_is_recognised() -> None:
 def test_other_ole_files_are_unsupported() -> None:
     with pytest.raises(UnsupportedType):
         detect("old.doc", None, OLE + b"\x00" * 128)
+
+
+def _ole(*streams: str) -> bytes:
+    """An OLE2 header and directory entries naming ``streams`` (what detection reads)."""
+    return OLE + b"\x00" * 64 + b"".join(s.encode("utf-16-le") + b"\x00" * 32 for s in streams)
+
+
+def _odf(mimetype: str) -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("mimetype", mimetype)
+        archive.writestr("content.xml", "<office:document-content/>")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "kind"),
+    [
+        ("memo.doc", _ole("Root Entry", "WordDocument", "1Table"), FileKind.DOC),
+        ("upload", _ole("Root Entry", "WordDocument"), FileKind.DOC),
+        ("deck.ppt", _ole("Root Entry", "PowerPoint Document"), FileKind.PPT),
+        ("upload", _ole("Root Entry", "PowerPoint Document"), FileKind.PPT),
+        ("mail.msg", _ole("Root Entry", "__substg1.0_0037001F"), FileKind.MSG),
+        # an Outlook message with a Word file attached: still the message
+        ("upload", _ole("Root Entry", "__substg1.0_0037001F", "WordDocument"), FileKind.MSG),
+        # a Word file named .xls that embeds a workbook: the name's kind wins when its stream is there
+        ("odd.xls", _ole("Root Entry", "WordDocument", "Workbook"), FileKind.XLS),
+        ("budget.ods", _odf("application/vnd.oasis.opendocument.spreadsheet"), FileKind.ODS),
+        ("upload", _odf("application/vnd.oasis.opendocument.spreadsheet"), FileKind.ODS),
+        ("upload", _odf("application/vnd.oasis.opendocument.presentation"), FileKind.ODP),
+        ("deck.odp", _odf("application/vnd.oasis.opendocument.presentation"), FileKind.ODP),
+        ("letter.rtf", b"{\\rtf1\\ansi hello}", FileKind.RTF),
+    ],
+)
+def test_legacy_office_opendocument_and_rtf(name: str, data: bytes, kind: FileKind) -> None:
+    assert detect(name, None, data).kind is kind
+
+
+@pytest.mark.parametrize("name", ["codes.txt", "codes.md", "codes.doc", "codes.docx", "codes", "codes.html"])
+def test_rtf_is_rtf_whatever_the_file_is_called(name: str) -> None:
+    found = detect(name, "text/plain", b"{\\rtf1\\ansi\\deff0 {\\fonttbl}\\pard hello\\par}")
+    assert (found.kind, found.mime) == (FileKind.RTF, "application/rtf")
+
+
+def test_declared_rtf_mime_types() -> None:
+    assert file_type_for_mime("text/rtf") is not None
+    assert detect("upload", "application/rtf", b"{\\rtf1 x}").kind is FileKind.RTF
+
+
+def test_html_content_wins_only_over_prose_names() -> None:
+    page = b"<!DOCTYPE html><html><body><p>x</p></body></html>"
+    assert detect("saved.txt", None, page).kind is FileKind.HTML
+    assert detect("saved", None, page).kind is FileKind.HTML
+    assert detect("snippet.md", None, page).kind is FileKind.TEXT  # Markdown may hold HTML
+    assert detect("page.vue", None, page).kind is FileKind.TEXT  # source code stays source
+
+
+def test_markup_is_expected_only_where_text_is_source() -> None:
+    from ragd.extract.mime import markup_expected
+
+    assert markup_expected("main.py", FileKind.TEXT)
+    assert markup_expected("notes.md", FileKind.TEXT)
+    assert markup_expected("data.json", FileKind.TEXT)
+    assert markup_expected("Makefile", FileKind.TEXT)
+    assert markup_expected("table.csv", FileKind.CSV)
+    assert not markup_expected("notes.txt", FileKind.TEXT)
+    assert not markup_expected("guide.rst", FileKind.TEXT)
+    assert not markup_expected("plan.org", FileKind.TEXT)
+    assert not markup_expected("README", FileKind.TEXT)
+    assert not markup_expected("page.html", FileKind.HTML)
+    assert not markup_expected("codes.rtf", FileKind.RTF)

@@ -33,7 +33,9 @@ def test_files_over_the_limit_are_refused_before_they_are_read(tmp_path: Path) -
     big = tmp_path / "big.pdf"
     with big.open("wb") as handle:
         handle.truncate(4 * 1024**3)  # sparse: reading it would take seconds and 4 GiB
-    router = RoutingExtractor({kind: _Refuses() for kind in FileKind}, max_file_bytes=1024 * 1024)
+    router = RoutingExtractor(
+        {kind: _Refuses() for kind in FileKind}, ExtractSettings(max_file_bytes=1024 * 1024)
+    )
     started = time.monotonic()
     with pytest.raises(PayloadTooLarge) as caught:
         router.extract(Blob(name="big.pdf", path=big))
@@ -49,7 +51,7 @@ def test_in_memory_data_over_the_limit_is_refused() -> None:
 
 
 def test_zero_byte_files_are_empty_whatever_their_type() -> None:
-    router = RoutingExtractor({kind: _Refuses() for kind in FileKind}, max_file_bytes=100)
+    router = RoutingExtractor({kind: _Refuses() for kind in FileKind}, ExtractSettings(max_file_bytes=100))
     for name in ("a.pdf", "a.docx", "a.txt", "noname"):
         with pytest.raises(EmptyDocument):
             router.extract(Blob(name=name, data=b""))
@@ -70,7 +72,7 @@ def test_unsupported_binary_lists_what_is_supported(extractor: RoutingExtractor)
 
 
 def test_a_kind_without_a_reader_is_unsupported() -> None:
-    router = RoutingExtractor({FileKind.TEXT: TextExtractor()}, max_file_bytes=1000)
+    router = RoutingExtractor({FileKind.TEXT: TextExtractor()}, ExtractSettings(max_file_bytes=1000))
     with pytest.raises(UnsupportedType, match="no reader for PDF"):
         router.extract(Blob(name="a.pdf", data=build_pdf(["x"])))
 

@@ -22,6 +22,7 @@ from ragd.embed.bm25 import Bm25SparseEmbedder
 from ragd.embed.coalesce import CoalescingEmbedder
 from ragd.errors import ConfigurationError, InvalidRequest, MissingDependency
 from ragd.extract.base import Extractor
+from ragd.extract.isolation import IsolatedExtractor
 from ragd.extract.router import build_extractor, engines, pinned
 from ragd.ingest.pipeline import Ingestor
 from ragd.kb.context import KbContext
@@ -91,7 +92,16 @@ class Services:
         if name not in by_name:
             valid = ", ".join(sorted(by_name))
             raise InvalidRequest(f"unknown extraction engine {name!r}; valid engines: {valid}")
-        return pinned(by_name[name], self.settings.extract.max_file_bytes)
+        if isinstance(self.extractor, IsolatedExtractor):
+            return self.extractor.engine(name)
+        return pinned(by_name[name], self.settings.extract)
+
+
+def build_extraction(settings: Settings) -> Extractor:
+    """The type router, in worker processes unless ``RAGD_EXTRACT__ISOLATE=false``."""
+    if settings.extract.isolate:
+        return IsolatedExtractor(settings.extract, workers=settings.extract_concurrency)
+    return build_extractor(settings.extract)
 
 
 async def build_dense(settings: Settings) -> DenseEmbedder:
@@ -221,7 +231,9 @@ async def open_services(
         store = build_store(settings)
         stack.push_async_callback(store.close)
         await store.open(manifest)
-        extractor = build_extractor(settings.extract)
+        extractor = build_extraction(settings)
+        if isinstance(extractor, IsolatedExtractor):
+            stack.callback(extractor.close)
         ingestor = Ingestor(
             extractor=extractor,
             chunker=chunker,

@@ -11,10 +11,17 @@ How each kind is read (measured on ../shared/documents, see tests/extract):
 * DOCX, PPTX, XLSX/XLS, ODT, EPUB, HTML, IPYNB, JATS: Markdown, which keeps
   headings (``#``) and tables (``|`` rows; one ``## <sheet>`` section per sheet).
   PPTX gets its speaker notes back and one page span per slide; HTML loses
-  kreuzberg's broken metadata header; JATS keeps its numeric character references
+  kreuzberg's broken metadata header, and HTML nested deeper than kreuzberg
+  reads is flattened first (:mod:`ragd.extract.html_depth`); JATS keeps its numeric character references
   (:mod:`ragd.extract.markup_fixes`).
-* EML: plain text, which keeps the message's line structure; generic XML: plain
-  text (in Markdown mode kreuzberg turns every element name into a heading).
+* DOC (Word 97-2003): plain text (Markdown mode runs every paragraph into one),
+  tables rebuilt one row per line (:func:`ragd.extract.markup_fixes.word_table_rows`).
+* MSG: plain text (headers and body); generic XML: plain text (in Markdown mode
+  kreuzberg turns every element name into a heading).
+* RTF, ODS, PPT: Markdown (RTF and ODS keep tables; PPT gives one paragraph per
+  text run, its table cells included, and its speaker notes, without slide spans).
+  E-mail (EML) and ODP are read by :mod:`ragd.extract.email_message` and
+  :mod:`ragd.extract.odp`.
 
 Only local features are used: no cache, chunking, embeddings, keywords, layout
 model or language detection (they would download models or write files).  Every
@@ -37,9 +44,10 @@ from typing import Any
 
 import kreuzberg
 
-from ragd.errors import EmptyDocument, EncryptedDocument, ExtractionError, UnsupportedType
+from ragd.errors import EmptyDocument, EncryptedDocument, ExtractionError, PayloadTooLarge, UnsupportedType
 from ragd.extract.documents import make_document, normalise_newlines
-from ragd.extract.markup_fixes import inline_char_refs, strip_html_front_matter
+from ragd.extract.html_depth import limit_depth
+from ragd.extract.markup_fixes import inline_char_refs, strip_html_front_matter, word_table_rows
 from ragd.extract.mime import FileKind, FileType, file_type_for_mime, file_type_for_name
 from ragd.extract.ocr import OcrCheck, TesseractProbe, ocr_disabled, ocr_unavailable
 from ragd.extract.paged_text import clean_page_text, has_images, is_negligible, join_pages
@@ -49,7 +57,9 @@ from ragd.types import Blob, Document, PageSpan
 
 logger = logging.getLogger(__name__)
 
-_PLAIN_KINDS = frozenset({FileKind.PDF, FileKind.EML, FileKind.IMAGE, FileKind.XML})
+_PLAIN_KINDS = frozenset(
+    {FileKind.PDF, FileKind.DOC, FileKind.EML, FileKind.MSG, FileKind.IMAGE, FileKind.XML}
+)
 _OCR_DPI = 300
 _NON_UTF8_DECLARATION = re.compile(rb"<\?xml[^>]*encoding=[\"'](?!utf-?8)", re.IGNORECASE)
 
@@ -78,10 +88,14 @@ class KreuzbergExtractor:
             return self._slides(call, data)
         if file_type.kind is FileKind.JATS:
             data = _inline_refs(data)
+        elif file_type.kind is FileKind.HTML:
+            data = limit_depth(data)
         result = self._run(call, data, self._config(call, _format(file_type.kind)))
         text = normalise_newlines(result.content).strip()
         if file_type.kind is FileKind.HTML:
             text = strip_html_front_matter(text)
+        elif file_type.kind is FileKind.DOC:
+            text = word_table_rows(text)
         return self._document(call, text, meta=_meta(result, file_type.kind))
 
     def _pdf(self, call: _Call, data: bytes) -> Document:
@@ -157,8 +171,9 @@ class KreuzbergExtractor:
     ) -> kreuzberg.ExtractionResult:
         try:
             result = kreuzberg.extract_bytes_sync(data, mime or call.file_type.mime, config)
-        except (kreuzberg.KreuzbergError, RuntimeError, ValueError, OSError) as exc:
+        except (kreuzberg.KreuzbergError, RuntimeError, ValueError, OSError, MemoryError) as exc:
             raise _translate(exc, call, ocr_language=config.ocr.language if config.ocr else None) from exc
+        call.seconds_left()  # kreuzberg's limit is whole seconds: a call that ran past ours is cut too
         for warning in result.processing_warnings:
             logger.debug("kreuzberg warning for %r: %s: %s", call.source, warning.source, warning.message)
         return result
@@ -240,10 +255,18 @@ def _meta(result: kreuzberg.ExtractionResult, kind: FileKind) -> dict[str, Any]:
     }
 
 
-def _translate(exc: BaseException, call: _Call, *, ocr_language: str | None = None) -> ExtractionError:
+def _translate(
+    exc: BaseException, call: _Call, *, ocr_language: str | None = None
+) -> ExtractionError | PayloadTooLarge:
     message = str(getattr(exc, "message", exc))[:300]
     if isinstance(exc, kreuzberg.ExtractionTimeoutError):
         return _timeout(call)
+    if "out of memory" in message.lower() or isinstance(exc, MemoryError):
+        return PayloadTooLarge(
+            f"reading {call.source!r} ran out of memory",
+            hint="the file unpacks to more than the extraction process may use: "
+            "raise RAGD_EXTRACT__MEMORY_MB, or split the file",
+        )
     if "password" in message.lower():
         return EncryptedDocument(
             f"{call.source!r} is password-protected",

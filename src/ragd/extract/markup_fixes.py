@@ -1,4 +1,4 @@
-"""Pure text repairs for two measured faults of kreuzberg 4.10.4's markup readers.
+"""Pure text repairs for three measured faults of kreuzberg 4.10.4's readers.
 
 * HTML to Markdown starts with a broken metadata header: ``---``, ``key: value``
   lines, and the closing ``---`` turned into a setext heading (``## title: …``).
@@ -8,6 +8,11 @@
   comes out as ``Kr ppel``).  :func:`inline_char_refs` replaces numeric references
   with their characters before kreuzberg parses the XML, except ``<``, ``&`` and
   quotes, which XML needs escaped (in text or attributes): those stay lost.
+* The Word 97-2003 (DOC) reader writes a whole table on one line: each cell
+  followed by a tab, each row by one more (``a\tb\t\tc\td\t\t``), and its
+  Markdown mode escapes the tabs as ``&#9;`` on one run-on paragraph.  ragd reads
+  DOC as plain text and :func:`word_table_rows` turns such a line back into a
+  Markdown table, one row per line.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import re
 _FRONT_MATTER = re.compile(r"\A---\n(?:[\w.:-]+:[^\n]*\n|\n)*## [\w.:-]+:[^\n]*(?:\n+|\Z)")
 _CHAR_REF = re.compile(r"&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));")
 _KEEP_ESCAPED = frozenset("<&\"'")
+_MAX_COLUMNS = 64
 
 
 def strip_html_front_matter(markdown: str) -> str:
@@ -36,3 +42,26 @@ def inline_char_refs(xml: str) -> str:
         return match.group() if char in _KEEP_ESCAPED else char
 
     return _CHAR_REF.sub(replace, xml)
+
+
+def word_table_rows(text: str) -> str:
+    """``text`` with every line that holds a Word table (see the module docstring) as Markdown rows."""
+    return "\n".join(_table_or_line(line) if "\t\t" in line else line for line in text.split("\n"))
+
+
+def _table_or_line(line: str) -> str:
+    """A Markdown table when the line's tab-separated cells group into 2+ rows of 2+ equal cells."""
+    cells = [cell.strip() for cell in line.rstrip("\t").split("\t")]
+    for padding in (1, 2):  # the row mark after the last row, and maybe an empty last cell
+        padded = cells + [""] * padding
+        for width in range(2, min(_MAX_COLUMNS, len(padded) // 2 - 1) + 1):
+            rows = [padded[i : i + width + 1] for i in range(0, len(padded), width + 1)]
+            if len(padded) % (width + 1) == 0 and all(row[-1] == "" for row in rows):
+                return _markdown([row[:-1] for row in rows])
+    return line
+
+
+def _markdown(rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    lines.insert(1, "| " + " | ".join(["---"] * len(rows[0])) + " |")
+    return "\n".join(lines)

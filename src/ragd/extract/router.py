@@ -1,11 +1,17 @@
 """The extractor the pipeline calls: checks size, detects the file type, hands it to its reader.
 
-    blob -size check-> bytes -detect (mime.py)-> FileKind -> TextExtractor | CsvExtractor | KreuzbergExtractor
+    blob -size check-> bytes -detect (mime.py)-> FileKind
+         -> Text | Csv | Odp | Email | KreuzbergExtractor -markup check-> Document
 
 Files over ``ExtractSettings.max_file_bytes`` are refused (:class:`PayloadTooLarge`)
-from their size alone, before they are read; 0-byte files are
+from their size alone, before they are read; so are zip-based files whose parts
+unpack to more than ``max_unpacked_bytes`` (a zip bomb), before they are unpacked,
+and files whose text is longer than ``max_chars``; 0-byte files are
 :class:`EmptyDocument`; types without a reader are :class:`UnsupportedType` with
-the list of supported kinds.  :func:`build_extractor` wires the default readers.
+the list of supported kinds.  Text that is mostly markup (a format no reader
+understood) is :class:`ExtractionUnusable` (:mod:`ragd.extract.markup_check`),
+except for kinds whose text is meant to be source (code, data, Markdown, CSV).
+:func:`build_extractor` wires the default readers.
 """
 
 from __future__ import annotations
@@ -16,9 +22,13 @@ from collections.abc import Mapping
 
 from ragd.errors import EmptyDocument, NotFound, PayloadTooLarge, UnsupportedType
 from ragd.extract.base import Extractor
+from ragd.extract.email_message import EmailExtractor
 from ragd.extract.kreuzberg_extractor import KreuzbergExtractor
-from ragd.extract.mime import FileKind, detect
+from ragd.extract.markup_check import check_readable
+from ragd.extract.mime import ZIP_KINDS, FileKind, detect, markup_expected
 from ragd.extract.ocr import OcrCheck
+from ragd.extract.odp import OdpExtractor
+from ragd.extract.packages import check_unpacked_size
 from ragd.extract.tabular import CsvExtractor
 from ragd.extract.text_extractor import TextExtractor
 from ragd.settings import ExtractSettings
@@ -32,28 +42,41 @@ class RoutingExtractor:
 
     name = "router"
 
-    def __init__(self, routes: Mapping[FileKind, Extractor], max_file_bytes: int) -> None:
+    def __init__(self, routes: Mapping[FileKind, Extractor], settings: ExtractSettings) -> None:
         self._routes = dict(routes)
-        self._max_file_bytes = max_file_bytes
+        self._settings = settings
 
     def extract(self, blob: Blob) -> Document:
         size = blob_size(blob)
-        if size > self._max_file_bytes:
+        limits = self._settings
+        if size > limits.max_file_bytes:
             raise PayloadTooLarge(
-                f"{blob.name!r} is {size:,} bytes, over the {self._max_file_bytes:,}-byte limit",
+                f"{blob.name!r} is {size:,} bytes, over the {limits.max_file_bytes:,}-byte limit",
                 hint="raise RAGD_EXTRACT__MAX_FILE_BYTES or split the file",
             )
         if size == 0:
             raise EmptyDocument(f"{blob.name!r} is empty (0 bytes)", hint="nothing to index")
         data = _read(blob)
         file_type = detect(blob.name, blob.mime_type, data)
+        if file_type.kind in ZIP_KINDS:
+            check_unpacked_size(blob.name, data, limits.max_unpacked_bytes)
         extractor = self._routes.get(file_type.kind)
         if extractor is None:
             supported = ", ".join(kind.value for kind in self._routes)
             message = f"ragd has no reader for {file_type.kind.value} ({blob.name!r})"
             raise UnsupportedType(message, hint=f"supported: {supported}")
         logger.debug("extracting %r (%s) with %s", blob.name, file_type.mime, extractor.name)
-        return extractor.extract(dataclasses.replace(blob, data=data, path=None, mime_type=file_type.mime))
+        typed = dataclasses.replace(blob, data=data, path=None, mime_type=file_type.mime)
+        document = extractor.extract(typed)
+        if len(document.text) > limits.max_chars:
+            raise PayloadTooLarge(
+                f"{blob.name!r} holds {len(document.text):,} characters of text, "
+                f"over the {limits.max_chars:,}-character limit",
+                hint="raise RAGD_EXTRACT__MAX_CHARS or split the file",
+            )
+        if not markup_expected(blob.name, file_type.kind):
+            check_readable(document.text, blob.name)
+        return document
 
 
 def blob_size(blob: Blob) -> int:
@@ -77,23 +100,32 @@ def _read(blob: Blob) -> bytes:
 
 def engines(settings: ExtractSettings, ocr_check: OcrCheck | None = None) -> dict[str, Extractor]:
     """Every reader by engine name (``POST /api/v1/extract`` lets a caller pick one)."""
+    kreuzberg = KreuzbergExtractor(settings, ocr_check)
     return {
-        "kreuzberg": KreuzbergExtractor(settings, ocr_check),
+        "kreuzberg": kreuzberg,
         "text": TextExtractor(),
         "csv": CsvExtractor(),
+        "odp": OdpExtractor(),
+        "email": EmailExtractor(html=kreuzberg),
     }
 
 
 def build_extractor(settings: ExtractSettings, ocr_check: OcrCheck | None = None) -> RoutingExtractor:
-    """The default readers: plain text and CSV in Python, everything else through kreuzberg."""
+    """The default readers: plain text, CSV, ODP and e-mail in Python, everything else through kreuzberg."""
     by_name = engines(settings, ocr_check)
     routes: dict[FileKind, Extractor] = dict.fromkeys(FileKind, by_name["kreuzberg"])
     routes.update(
-        {FileKind.TEXT: by_name["text"], FileKind.CSV: by_name["csv"], FileKind.TSV: by_name["csv"]}
+        {
+            FileKind.TEXT: by_name["text"],
+            FileKind.CSV: by_name["csv"],
+            FileKind.TSV: by_name["csv"],
+            FileKind.ODP: by_name["odp"],
+            FileKind.EML: by_name["email"],
+        }
     )
-    return RoutingExtractor(routes, settings.max_file_bytes)
+    return RoutingExtractor(routes, settings)
 
 
-def pinned(extractor: Extractor, max_file_bytes: int) -> RoutingExtractor:
-    """``extractor`` for every file type, behind the same size and emptiness checks."""
-    return RoutingExtractor(dict.fromkeys(FileKind, extractor), max_file_bytes)
+def pinned(extractor: Extractor, settings: ExtractSettings) -> RoutingExtractor:
+    """``extractor`` for every file type, behind the same size, emptiness and markup checks."""
+    return RoutingExtractor(dict.fromkeys(FileKind, extractor), settings)
