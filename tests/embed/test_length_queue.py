@@ -33,7 +33,7 @@ def test_window_from_the_shortest_is_maximal(lengths: list[int], size: int) -> N
 
 
 @given(st.lists(lengths_st, min_size=1, max_size=6), st.integers(1, 16))
-def test_every_item_is_taken_exactly_once_and_the_oldest_caller_is_in_every_batch(
+def test_every_item_is_taken_exactly_once_and_the_lightest_caller_is_in_every_batch(
     calls: list[list[int]], size: int
 ) -> None:
     queue: LengthQueue[tuple[int, int]] = LengthQueue(size)
@@ -44,8 +44,9 @@ def test_every_item_is_taken_exactly_once_and_the_oldest_caller_is_in_every_batc
     pending = {(index, row) for index, lengths in enumerate(calls) for row in range(len(lengths))}
     taken: list[tuple[int, int]] = []
     while (batch := queue.take()) is not None:
-        oldest = min(index for index, _ in pending)
-        assert any(index == oldest for index, _ in batch), "the oldest caller was skipped"
+        left = {index: sum(1 for i, _ in pending if i == index) for index, _ in pending}
+        lightest = min(left, key=lambda index: (left[index], index))  # fewest pending, then oldest
+        assert any(index == lightest for index, _ in batch), "the caller with the least work was skipped"
         assert 1 <= len(batch) <= size
         batch_lengths = [calls[index][row] for index, row in batch]
         assert batch_lengths == sorted(batch_lengths)
@@ -54,6 +55,15 @@ def test_every_item_is_taken_exactly_once_and_the_oldest_caller_is_in_every_batc
         pending -= set(batch)
     assert sorted(taken) == sorted((i, r) for i, lengths in enumerate(calls) for r in range(len(lengths)))
     assert len(queue) == 0
+
+
+def test_a_small_call_arriving_behind_a_large_one_goes_first() -> None:
+    queue: LengthQueue[str] = LengthQueue(4)
+    queue.put("big", [(100, f"big{i}") for i in range(40)])
+    queue.put("small", [(300, "small0"), (300, "small1")])  # longer texts, queued later
+    first = queue.take()
+    assert first == ["small0", "small1"]  # not after the 10 batches of the big call
+    assert len(queue) == 40
 
 
 def test_one_call_is_cut_like_a_sort_and_slice() -> None:

@@ -4,14 +4,15 @@ Every row of a batch is padded to its longest, so on a CPU the cheapest batch is
 about the same length.  A single call can sort its own texts, but ingesting a folder makes many
 small calls (a few chunks per file) and a batch cut from one of them mixes lengths.
 :class:`LengthQueue` keeps every caller's pending texts in one length-ordered list; each worker
-that becomes free takes the batch around the *shortest pending text of the oldest caller*: its
-neighbours in length (anyone's), while the batch stays within :func:`fits` (longest ≤ shortest
-× 1.1 + 4 tokens).  So
+that becomes free takes the batch around the *shortest pending text of the caller with the least
+pending work* (the fewest texts; the oldest among equals): its neighbours in length (anyone's),
+while the batch stays within :func:`fits` (longest ≤ shortest × 1.1 + 4 tokens).  So
 
 - one large call is cut exactly as a sort-and-slice would (shortest first, cut where lengths
   spread), and the deeper the queue (the model busy, files arriving), the tighter the batches;
-- the oldest caller is in every batch until it is done: no caller starves, and a lone call waits
-  for nothing (there is no timer, a free worker takes what is there);
+- a small call that arrives while a large one is being embedded goes first (shortest job first):
+  a 5 KB upload during a 5 MB ingest waits for the batches in flight, not for the whole file;
+  a lone call waits for nothing (there is no timer, a free worker takes what is there);
 - workers never idle at the end of one call while another call's texts wait.
 
 The queue holds positions only (lengths and opaque items); what a batch means is the caller's.
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import bisect
 import threading
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -84,7 +84,6 @@ class LengthQueue(Generic[T]):
         self._sorted: list[tuple[int, int]] = []  # (length, seq), ascending
         self._lengths: list[int] = []  # the lengths of ``_sorted``, for :func:`window_around`
         self._entries: dict[int, _Entry[T]] = {}  # by seq, pending only
-        self._arrival: deque[_Entry[T]] = deque()  # oldest first; taken entries skipped lazily
         self._by_owner: dict[int, list[tuple[int, int]]] = {}  # id(owner) -> its (length, seq), sorted
         self._seq = 0
         self._closed = False
@@ -102,7 +101,6 @@ class LengthQueue(Generic[T]):
                 entry = _Entry(length, self._seq, item, owner)
                 self._seq += 1
                 self._entries[entry.seq] = entry
-                self._arrival.append(entry)
                 index = bisect.bisect_left(self._sorted, (length, entry.seq))
                 self._sorted.insert(index, (length, entry.seq))
                 self._lengths.insert(index, length)
@@ -116,15 +114,20 @@ class LengthQueue(Generic[T]):
                 if self._closed:
                     return None
                 self._cond.wait()
-            while self._arrival[0].taken:
-                self._arrival.popleft()
-            shortest = self._by_owner[id(self._arrival[0].owner)][0]
+            shortest = self._by_owner[self._lightest_owner()][0]
             anchor = bisect.bisect_left(self._sorted, shortest)
             lo, hi = window_around(self._lengths, anchor, self._rows_for(shortest[0]))
             batch = [self._entries[seq] for _, seq in self._sorted[lo:hi]]
             for entry in batch:
                 self._remove(entry)
             return [entry.item for entry in batch]
+
+    def _lightest_owner(self) -> int:
+        """The owner with the fewest pending texts; the earliest queued among equals (lock held)."""
+        return min(self._by_owner, key=lambda owner: (len(self._by_owner[owner]), self._first_seq(owner)))
+
+    def _first_seq(self, owner: int) -> int:
+        return min(seq for _, seq in self._by_owner[owner])
 
     def _rows_for(self, shortest: int) -> int:
         """Rows a batch starting at ``shortest`` may have: the batch size, or fewer for long texts."""
@@ -139,8 +142,6 @@ class LengthQueue(Generic[T]):
             mine = [self._entries[seq] for _, seq in self._by_owner.get(id(owner), [])]
             for entry in mine:
                 self._remove(entry)
-            while self._arrival and self._arrival[0].taken:
-                self._arrival.popleft()
             return len(mine)
 
     def _remove(self, entry: _Entry[T]) -> None:

@@ -1,0 +1,129 @@
+"""Hostile files, generated on the spot: what a careless user or an attacker uploads.
+
+Each :class:`Case` names a file, builds its bytes, and says which outcomes are acceptable: indexed
+(HTTP 200 with chunks) or refused with one of the listed codes.  ``tests/test_hostile_inputs.py``
+asserts the outcomes on the small sizes; ``bench/hostile_inputs.py`` runs the full sizes against a
+live ``ragd serve`` and reports seconds and peak memory per case.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import string
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tests.extract.builders import build_docx, build_pdf, build_xlsx
+
+MB = 1024 * 1024
+_WORDS = [
+    "saffron",
+    "crate",
+    "ostend",
+    "ledger",
+    "harbour",
+    "weigh",
+    "quarter",
+    "master",
+    "invoice",
+    "cargo",
+    "vessel",
+    "tariff",
+]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    filename: str
+    build: Callable[[float], bytes]  # scale: 1.0 is the benchmark's size, tests use less
+    #: acceptable outcomes: "indexed", or an error code the ingestion API reports in ``reason``/``code``
+    outcomes: frozenset[str]
+    note: str = ""
+
+
+def _no_whitespace(scale: float) -> bytes:
+    rnd = random.Random(1)
+    return "".join(rnd.choice(_WORDS) for _ in range(int(750_000 * scale))).encode()
+
+
+def _one_line(scale: float) -> bytes:
+    rnd = random.Random(2)
+    return " ".join(rnd.choice(_WORDS) for _ in range(int(700_000 * scale))).encode()
+
+
+def _cjk(scale: float) -> bytes:
+    rnd = random.Random(3)
+    return "".join(rnd.choice("東京大阪貨物港湾税関書類倉庫") for _ in range(int(500_000 * scale))).encode()
+
+
+def _docx_bomb(scale: float) -> bytes:
+    return build_docx([("p", "A" * int(95 * MB * scale))])  # ~1000:1: one text run
+
+
+def _xlsx_bomb(scale: float) -> bytes:
+    row = ["cargo " * 400] * 20  # 20 columns (the builder names columns A to T)
+    return build_xlsx({"S": [row] * int(3_000 * scale)})
+
+
+def _declared_bomb(scale: float) -> bytes:
+    """A DOCX whose parts unpack to 1 GiB at full scale (refused from the zip directory alone)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
+        package.writestr("[Content_Types].xml", "<Types/>")
+        with package.open("word/document.xml", "w", force_zip64=True) as part:
+            for _ in range(int(1024 * scale) + 1):
+                part.write(b" " * MB)  # streamed: never the whole part in memory
+    return buffer.getvalue()
+
+
+def _deep_html(scale: float) -> bytes:
+    depth = int(20_000 * scale)
+    return f"<html><body>{'<div>' * depth}<p>deep saffron ledger</p>{'</div>' * depth}</body></html>".encode()
+
+
+def _junk(scale: float) -> bytes:
+    return random.Random(4).randbytes(int(2 * MB * scale))
+
+
+def _truncated_pdf(scale: float) -> bytes:
+    full = build_pdf([f"Page {i} " + "word " * 200 for i in range(max(2, int(50 * scale)))])
+    return full[: len(full) // 2]
+
+
+def _encrypted_pdf(scale: float) -> bytes:
+    del scale
+    return build_pdf(["secret cargo manifest"], user_password="hunter2")
+
+
+def _markup(scale: float) -> bytes:
+    shapes = "".join(f'<rect x="{i}" y="{i}" width="3" height="4"/>' for i in range(int(20_000 * scale)))
+    return f'<svg xmlns="http://www.w3.org/2000/svg">{shapes}</svg>'.encode()
+
+
+def _long_line_code(scale: float) -> bytes:
+    rnd = random.Random(5)
+    return (
+        "var x = '" + "".join(rnd.choice(string.ascii_letters) for _ in range(int(2 * MB * scale))) + "';"
+    ).encode()
+
+
+CASES: tuple[Case, ...] = (
+    Case("no whitespace", "run_together.txt", _no_whitespace, frozenset({"indexed"}), "words without spaces"),
+    Case("one line", "one_line.txt", _one_line, frozenset({"indexed"}), "prose without a newline"),
+    Case("CJK without spaces", "tokyo.txt", _cjk, frozenset({"indexed"})),
+    Case("minified code", "bundle.js", _long_line_code, frozenset({"indexed"}), "one 2 MB string literal"),
+    Case(
+        "DOCX zip bomb", "bomb.docx", _docx_bomb, frozenset({"FILE_TOO_LARGE"}), "95 MiB of text in ~100 KB"
+    ),
+    Case("declared bomb", "declared.docx", _declared_bomb, frozenset({"FILE_TOO_LARGE"}), "1 GiB unpacked"),
+    Case("XLSX bomb", "cells.xlsx", _xlsx_bomb, frozenset({"indexed", "FILE_TOO_LARGE"}), "150 MB of cells"),
+    Case("deep HTML", "deep.html", _deep_html, frozenset({"indexed"}), "20,000 nested divs"),
+    Case("binary junk", "junk.bin", _junk, frozenset({"UNSUPPORTED_TYPE"})),
+    Case("junk named .txt", "junk.txt", _junk, frozenset({"EXTRACTION_FAILED"})),
+    Case("truncated PDF", "truncated.pdf", _truncated_pdf, frozenset({"EXTRACTION_FAILED"})),
+    Case("encrypted PDF", "locked.pdf", _encrypted_pdf, frozenset({"ENCRYPTED_DOCUMENT"})),
+    Case("markup as text", "drawing.txt", _markup, frozenset({"EXTRACTION_UNUSABLE"})),
+)
