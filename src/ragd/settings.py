@@ -111,6 +111,9 @@ class ChunkSettings(BaseModel):
     token_overlap: int = Field(80, ge=0)
     char_size: int = Field(1200, ge=100, description="recursive/sentence strategies: size in characters")
     char_overlap: int = Field(200, ge=0)
+    max_chunks: int = Field(
+        20_000, ge=1, description="files that would make more chunks than this are refused (413)"
+    )
 
     @field_validator("strategy", mode="before")
     @classmethod

@@ -16,7 +16,14 @@ import pytest
 from ragd.chunk.factory import build_chunker
 from ragd.embed.base import DenseEmbedder, DenseSpec
 from ragd.embed.bm25 import Bm25SparseEmbedder
-from ragd.errors import EmbeddingFailed, ExtractionError, RagError, SparseEmbeddingFailed, StoreError
+from ragd.errors import (
+    EmbeddingFailed,
+    ExtractionError,
+    PayloadTooLarge,
+    RagError,
+    SparseEmbeddingFailed,
+    StoreError,
+)
 from ragd.extract.router import build_extractor
 from ragd.ingest.pipeline import Ingestor
 from ragd.settings import ChunkSettings, ExtractSettings
@@ -205,3 +212,15 @@ async def test_delete_removes_every_point_of_the_file(rig: Rig) -> None:
     assert await rig.ingestor().delete(REF.file_id) == stored
     assert await rig.points() == set()
     assert await rig.ingestor().delete(REF.file_id) == 0
+
+
+async def test_a_file_over_the_chunk_limit_is_refused_and_its_previous_version_kept(rig: Rig) -> None:
+    n1 = await rig.ingest(V1)
+    v1 = await rig.points()
+    bigger = "\n\n".join([V1, V2, V1.replace("word", "term")])
+    with pytest.raises(PayloadTooLarge) as caught:
+        await rig.ingest(bigger, max_chunks=n1)
+    assert caught.value.http_status == 413
+    assert "RAGD_CHUNKING__MAX_CHUNKS" in str(caught.value)
+    assert await rig.points() == v1, "the file's indexed version is untouched"
+    assert await rig.ingest(bigger, max_chunks=10_000) > n1

@@ -241,6 +241,7 @@ async def open_services(
             sparse=sparse,
             store=store,
             extract_concurrency=settings.extract_concurrency,
+            max_chunks=settings.chunking.max_chunks,
         )
         retriever = Retriever(store, dense, sparse, settings.retrieval, settings.embedding.languages)
         reranker = build_reranker(settings)

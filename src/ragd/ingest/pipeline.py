@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ragd.chunk.base import Chunker
 from ragd.embed.base import DenseEmbedder, SparseEmbedder
-from ragd.errors import EmbeddingFailed, EmptyDocument, RagError
+from ragd.errors import EmbeddingFailed, EmptyDocument, PayloadTooLarge, RagError
 from ragd.extract.base import Extractor
 from ragd.ingest.ids import blob_hash, sha256_hex
 from ragd.ingest.locks import KeyedLocks
@@ -63,6 +63,7 @@ class Ingestor:
         store: VectorStore,
         write_batch: int = 256,
         extract_concurrency: int = 2,
+        max_chunks: int = 20_000,
     ) -> None:
         self._extractor = extractor
         self._chunker = chunker
@@ -70,6 +71,7 @@ class Ingestor:
         self._sparse = sparse
         self._store = store
         self._write_batch = write_batch
+        self._max_chunks = max_chunks
         self._locks = KeyedLocks()
         # many files may be in flight (their chunks share embedding batches), few are extracted at once
         self._extracting = asyncio.Semaphore(extract_concurrency)
@@ -170,6 +172,11 @@ class Ingestor:
         chunks = await asyncio.to_thread(chunker.chunk, document)
         if not chunks:
             raise EmptyDocument(f"{ref.name}: no text to index after chunking")
+        if len(chunks) > self._max_chunks:
+            raise PayloadTooLarge(
+                f"{ref.name!r} makes {len(chunks):,} chunks, over the {self._max_chunks:,}-chunk limit",
+                hint="raise RAGD_CHUNKING__MAX_CHUNKS, use larger chunks, or split the file",
+            )
         texts = [c.embedding_text() for c in chunks]
         dense = await self._dense.embed_documents(texts)
         if len(dense) != len(texts):
