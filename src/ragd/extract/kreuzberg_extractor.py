@@ -16,12 +16,11 @@ How each kind is read (measured on ../shared/documents, see tests/extract):
   (:mod:`ragd.extract.markup_fixes`).
 * DOC (Word 97-2003): plain text (Markdown mode runs every paragraph into one),
   tables rebuilt one row per line (:func:`ragd.extract.markup_fixes.word_table_rows`).
-* MSG: plain text (headers and body); generic XML: plain text (in Markdown mode
-  kreuzberg turns every element name into a heading).
+* MSG: plain text (headers and body).
 * RTF, ODS, PPT: Markdown (RTF and ODS keep tables; PPT gives one paragraph per
   text run, its table cells included, and its speaker notes, without slide spans).
-  E-mail (EML) and ODP are read by :mod:`ragd.extract.email_message` and
-  :mod:`ragd.extract.odp`.
+  E-mail (EML), ODP and generic XML are read by :mod:`ragd.extract.email_message`,
+  :mod:`ragd.extract.odp` and :mod:`ragd.extract.xml_text`.
 
 Only local features are used: no cache, chunking, embeddings, keywords, layout
 model or language detection (they would download models or write files).  Every

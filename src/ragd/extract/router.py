@@ -1,7 +1,7 @@
 """The extractor the pipeline calls: checks size, detects the file type, hands it to its reader.
 
     blob -size check-> bytes -detect (mime.py)-> FileKind
-         -> Text | Csv | Odp | Email | KreuzbergExtractor -markup check-> Document
+         -> Text | Csv | Odp | Email | XmlText | KreuzbergExtractor -markup check-> Document
 
 Files over ``ExtractSettings.max_file_bytes`` are refused (:class:`PayloadTooLarge`)
 from their size alone, before they are read; so are zip-based files whose parts
@@ -31,6 +31,7 @@ from ragd.extract.odp import OdpExtractor
 from ragd.extract.packages import check_unpacked_size
 from ragd.extract.tabular import CsvExtractor
 from ragd.extract.text_extractor import TextExtractor
+from ragd.extract.xml_text import XmlTextExtractor
 from ragd.settings import ExtractSettings
 from ragd.types import Blob, Document
 
@@ -107,11 +108,12 @@ def engines(settings: ExtractSettings, ocr_check: OcrCheck | None = None) -> dic
         "csv": CsvExtractor(),
         "odp": OdpExtractor(),
         "email": EmailExtractor(html=kreuzberg),
+        "xml": XmlTextExtractor(),
     }
 
 
 def build_extractor(settings: ExtractSettings, ocr_check: OcrCheck | None = None) -> RoutingExtractor:
-    """The default readers: plain text, CSV, ODP and e-mail in Python, everything else through kreuzberg."""
+    """The default readers: text, CSV, ODP, e-mail and generic XML in Python, the rest through kreuzberg."""
     by_name = engines(settings, ocr_check)
     routes: dict[FileKind, Extractor] = dict.fromkeys(FileKind, by_name["kreuzberg"])
     routes.update(
@@ -121,6 +123,7 @@ def build_extractor(settings: ExtractSettings, ocr_check: OcrCheck | None = None
             FileKind.TSV: by_name["csv"],
             FileKind.ODP: by_name["odp"],
             FileKind.EML: by_name["email"],
+            FileKind.XML: by_name["xml"],
         }
     )
     return RoutingExtractor(routes, settings)
