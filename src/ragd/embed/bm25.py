@@ -12,13 +12,19 @@ vector's ``modifier=IDF`` at query time, so there is never a BM25 over the
 whole collection in-process.  The same object runs at index and query time.
 
 Language: a fixed Snowball language, or ``auto`` to detect each text's
-language.  A query's vector is the union of its tokens under the detected
-language and the fallback language, so a short query whose language is
-misread still matches documents stemmed the other way.
+language.  Every language and script gets a vector: the languages Qdrant has stop
+words for are stemmed and stop-worded; Tamil and Armenian are stemmed; text written
+without spaces (Chinese, Japanese, Korean, Thai, Lao, Khmer, Burmese) is split by
+Qdrant's multilingual (Unicode) tokenizer, unstemmed; any other script passes
+through the fallback language's tokenizer, whose stemmer leaves it alone.  A
+query's vector is the union of its tokens under the detected language and the
+fallback language, so a short query whose language is misread still matches
+documents stemmed the other way.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -34,17 +40,46 @@ DEFAULT_AVG_LEN = 100.0
 _COUNTING_K = 1e9  # with b=0 the document weight tf·(k+1)/(tf+k) is the term count
 
 
+#: Snowball stemmers Qdrant's BM25 has without a stop-word list of its language: stemmed, no stop words.
+_STEM_ONLY = {"ta": "Tamil", "hy": "Armenian"}
+#: The pseudo-language of text in scripts written without spaces (CJK, Thai …) and of any language
+#: the engine cannot read: plain Unicode tokenisation (Qdrant's multilingual tokenizer), no stemming.
+PLAIN = "*"
+_UNSPACED = re.compile(
+    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f"
+    "\u1780-\u17ff\uf900-\ufaff]"
+)
+
+
+def _config(language_code: str, **weights: float) -> qdrant_edge.Bm25Config:
+    """The engine's BM25 configuration for ``language_code`` (an ISO 639-1 code, or :data:`PLAIN`)."""
+    if language_code == PLAIN:
+        return qdrant_edge.Bm25Config(
+            **weights, tokenizer=qdrant_edge.TokenizerType.Multilingual, stemmer=qdrant_edge.DisabledStemmer()
+        )
+    if language_code in _STEM_ONLY:
+        language = getattr(qdrant_edge.SnowballLanguage, _STEM_ONLY[language_code])
+        return qdrant_edge.Bm25Config(**weights, stemmer=qdrant_edge.SnowballParams(language))
+    name = SNOWBALL_LANGUAGES.get(language_code, SNOWBALL_LANGUAGES[FALLBACK_LANGUAGE])
+    return qdrant_edge.Bm25Config(**weights, language=name)
+
+
 @lru_cache(maxsize=64)
 def _model(language_code: str, avg_len: float) -> qdrant_edge.Bm25:
-    name = SNOWBALL_LANGUAGES.get(language_code, SNOWBALL_LANGUAGES[FALLBACK_LANGUAGE])
-    return qdrant_edge.Bm25(qdrant_edge.Bm25Config(k=1.2, b=0.75, avg_len=avg_len, language=name))
+    return qdrant_edge.Bm25(_config(language_code, k=1.2, b=0.75, avg_len=avg_len))
 
 
 @lru_cache(maxsize=32)
 def _counter(language_code: str) -> qdrant_edge.Bm25:
     """The same tokens as :func:`_model`, weighted by their raw count."""
-    name = SNOWBALL_LANGUAGES.get(language_code, SNOWBALL_LANGUAGES[FALLBACK_LANGUAGE])
-    return qdrant_edge.Bm25(qdrant_edge.Bm25Config(k=_COUNTING_K, b=0.0, avg_len=1.0, language=name))
+    return qdrant_edge.Bm25(_config(language_code, k=_COUNTING_K, b=0.0, avg_len=1.0))
+
+
+def unspaced(text: str) -> bool:
+    """Whether ``text`` is mostly written without spaces between words (CJK, Thai, Khmer …)."""
+    sample = text[:2000]
+    letters = sum(ch.isalpha() for ch in sample)
+    return letters > 0 and len(_UNSPACED.findall(sample)) * 3 > letters
 
 
 def term_counts(text: str, language_code: str) -> dict[int, float]:
@@ -76,6 +111,8 @@ class Bm25SparseEmbedder:
         return code
 
     def _language_of(self, text: str) -> str:
+        if unspaced(text):
+            return PLAIN
         return self._language or detect_language(text, default=FALLBACK_LANGUAGE) or FALLBACK_LANGUAGE
 
     def embed_documents(self, texts: Sequence[str]) -> list[SparseVector]:
