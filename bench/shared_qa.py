@@ -45,7 +45,9 @@ def answered(hits: list[dict[str, object]], item: dict[str, str]) -> int | None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("documents", nargs="?", default="../shared/documents", type=Path)
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--mode", default="hybrid")

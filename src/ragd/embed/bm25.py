@@ -51,17 +51,18 @@ _UNSPACED = re.compile(
 )
 
 
-def _config(language_code: str, **weights: float) -> qdrant_edge.Bm25Config:
+def _config(language_code: str, k: float, b: float, avg_len: float) -> qdrant_edge.Bm25Config:
     """The engine's BM25 configuration for ``language_code`` (an ISO 639-1 code, or :data:`PLAIN`)."""
     if language_code == PLAIN:
+        plain = qdrant_edge.TokenizerType.Multilingual
         return qdrant_edge.Bm25Config(
-            **weights, tokenizer=qdrant_edge.TokenizerType.Multilingual, stemmer=qdrant_edge.DisabledStemmer()
+            k=k, b=b, avg_len=avg_len, tokenizer=plain, stemmer=qdrant_edge.DisabledStemmer()
         )
     if language_code in _STEM_ONLY:
-        language = getattr(qdrant_edge.SnowballLanguage, _STEM_ONLY[language_code])
-        return qdrant_edge.Bm25Config(**weights, stemmer=qdrant_edge.SnowballParams(language))
+        stemmer = qdrant_edge.SnowballParams(getattr(qdrant_edge.SnowballLanguage, _STEM_ONLY[language_code]))
+        return qdrant_edge.Bm25Config(k=k, b=b, avg_len=avg_len, stemmer=stemmer)
     name = SNOWBALL_LANGUAGES.get(language_code, SNOWBALL_LANGUAGES[FALLBACK_LANGUAGE])
-    return qdrant_edge.Bm25Config(**weights, language=name)
+    return qdrant_edge.Bm25Config(k=k, b=b, avg_len=avg_len, language=name)
 
 
 @lru_cache(maxsize=64)
