@@ -34,6 +34,12 @@ given here. If the documents do not hold the answer, say so and answer only what
 </retrieved_documents>
 """
 
+NO_RELEVANT_DOCUMENTS = """## Retrieved Documentation
+A search of the user's documents found nothing relevant to the latest message. Tell the user that \
+their documents do not cover it; answer from general knowledge only if they ask for that, and then \
+say that the answer does not come from their documents. Cite no document numbers.
+"""
+
 RAG_TOOL_HINT = """
 When a snippet is not enough, call read_full_document with a document's path (or file id) to read \
 all of it, or search_documents with a new query; cite what they return by its [n] as well."""

@@ -151,6 +151,12 @@ class RetrievalSettings(BaseModel):
     foreign_dense_weight: float = Field(
         0.25, ge=0, le=1, description="dense weight in RRF when the query's language is not the model's"
     )
+    min_score: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="POST /search and dataset search drop hits below this relevance (min_score); 0: none",
+    )
 
     @field_validator("mode", mode="before")
     @classmethod
@@ -225,6 +231,12 @@ class ChatSettings(BaseModel):
         description='JSON map of model aliases to rag/COLLECTION[/MODEL] names, e.g. {"docs": "rag/kb"}',
     )
     default_top_k: int = Field(5, ge=0, le=50, description="sources retrieved per answer (rag_top_k)")
+    min_score: float = Field(
+        0.4,
+        ge=0,
+        le=1,
+        description="sources below this relevance are not given to the model (rag_min_score); 0: none",
+    )
     context_token_budget: int = Field(
         3000, ge=1, description="tokens of source text in the context; sources past it are left out whole"
     )

@@ -195,6 +195,8 @@ class Hit:
     ``score`` is on ragd's one documented scale (docs/scoring.md): in
     ``[0, 1]``, higher is more relevant, 1.0 = ranked first by every
     retrieval path used.  ``scores`` carries the raw component values.
+    ``relevance`` is absolute: the calibrated probability in ``[0, 1]`` that
+    the hit is relevant, whatever the other hits (:mod:`ragd.retrieve.relevance`).
     """
 
     id: str
@@ -202,6 +204,7 @@ class Hit:
     meta: Mapping[str, Any]
     score: float
     scores: ComponentScores = ComponentScores()
+    relevance: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -203,9 +203,9 @@ async def test_stream_matches_the_answer_and_keeps_the_openai_sse_shape(
 ) -> None:
     question = "When do beta deployments run?"
     upstream.expect("POST", CHAT, completion("On Tuesdays [1][4]."), streamed("On ", "Tuesdays ", "[1][4]."))
-    plain = await client.chat.completions.create(
-        model="rag/kb", messages=ask(question), extra_body={"rag_enable_tools": False}
-    )
+    # no floor: [4] must name a source for the unmatched-citation check below
+    unfloored = {"rag_enable_tools": False, "rag_min_score": 0}
+    plain = await client.chat.completions.create(model="rag/kb", messages=ask(question), extra_body=unfloored)
     assert sent(upstream)["model"] == "default-model"
     assert "tools" not in sent(upstream)
     assert "read_full_document" not in sent(upstream)["messages"][0]["content"]
@@ -215,7 +215,7 @@ async def test_stream_matches_the_answer_and_keeps_the_openai_sse_shape(
         messages=ask(question),
         stream=True,
         stream_options={"include_usage": True},
-        extra_body={"rag_enable_tools": False},
+        extra_body=unfloored,
     )
     chunks = [chunk async for chunk in stream]
     body = sent(upstream)
@@ -261,6 +261,30 @@ async def test_raw_sse_framing(live: LiveServer, upstream: ScriptedServer) -> No
     assert all("rag_sources" not in p for p in payloads[:-1])
 
 
+async def test_off_topic_questions_get_no_sources_and_the_model_is_told(
+    upstream: ScriptedServer, client: openai.AsyncOpenAI
+) -> None:
+    upstream.expect("POST", CHAT, completion("Your documents do not cover that."))
+    response = await client.chat.completions.create(
+        model="rag/kb", messages=ask("What is the capital of France?")
+    )
+    assert (response.model_extra or {})["rag_sources"] == []
+    system = sent(upstream)["messages"][0]
+    assert system["role"] == "system"
+    assert "found nothing relevant" in system["content"]
+    assert "<retrieved_documents>" not in system["content"]
+    assert "tools" not in sent(upstream)
+
+    # the floor is the request's to move: 0 lets the nearest chunks through again
+    upstream.expect("POST", CHAT, completion("Paris [1]."))
+    loose = await client.chat.completions.create(
+        model="rag/kb",
+        messages=ask("What is the capital of France?"),
+        extra_body={"rag_min_score": 0, "rag_enable_tools": False},  # type: ignore[arg-type]
+    )
+    assert (loose.model_extra or {})["rag_sources"]
+
+
 async def test_top_k_zero_means_no_retrieval(upstream: ScriptedServer, client: openai.AsyncOpenAI) -> None:
     upstream.expect("POST", CHAT, completion("Hello."))
     messages = [{"role": "system", "content": "Be brief."}, *ask()]
@@ -296,7 +320,11 @@ async def test_a_roomy_budget_shows_sources_verbatim(
     live: LiveServer, upstream: ScriptedServer, client: openai.AsyncOpenAI
 ) -> None:
     upstream.expect("POST", CHAT, completion("ok"))
-    response = await client.chat.completions.create(model="rag/kb", messages=ask("delta handbook rollout"))
+    response = await client.chat.completions.create(
+        model="rag/kb",
+        messages=ask("delta handbook rollout"),
+        extra_body={"rag_min_score": 0},  # type: ignore[arg-type]  # five sources, relevant or not
+    )
     system = sent(upstream)["messages"][0]["content"]
     shown = [d.split(">\n", 1)[1].split("\n</document>", 1)[0] for d in system.split("<document ")[1:]]
     stored = {c["content"] for file_id, _, _ in FILES for c in indexed_chunks(live, file_id)}

@@ -92,6 +92,13 @@ def test_upload_indexes_through_a_job_and_search_is_scoped(acme: dict[str, Api])
     editor.wait_job(editor.ok("GET", "/api/v1/jobs")["jobs"][0]["id"])
     everywhere = editor.search("frozen during the December holidays")
     assert everywhere[0]["dataset_id"] == other["id"]
+    # relevance is absolute, and a floor (min_score or score_threshold) drops what is off-topic
+    assert 0.0 <= everywhere[0]["relevance"] <= 1.0
+    for field in ("min_score", "score_threshold"):
+        body = {"query": "What is the capital of France?", field: 0.4}
+        assert editor.ok("POST", "/api/v1/search", json=body)["results"] == []
+        body["query"] = "how many approvals does the alpha protocol need?"
+        assert editor.ok("POST", f"/api/v1/datasets/{ds['id']}/search", json=body)["results"]
 
 
 def test_disable_enable_delete_and_reindex_a_file(acme: dict[str, Api]) -> None:

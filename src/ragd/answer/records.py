@@ -16,6 +16,8 @@ class ChatRequest:
     messages: tuple[Message, ...]
     top_k: int
     tools: bool = True
+    #: sources below this relevance are not given to the model
+    min_score: float = 0.0
     #: OpenAI request fields passed on as given (temperature, max_tokens, stop …)
     params: Mapping[str, Any] = field(default_factory=dict)
     include_usage: bool = False

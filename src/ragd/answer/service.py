@@ -27,7 +27,7 @@ from ragd.chunk.base import TokenCounter
 from ragd.errors import NotFound
 from ragd.llm.base import ChatCompletions, Completion, StreamDelta
 from ragd.observe.metrics import Metrics
-from ragd.prompts import RAG_SYSTEM, RAG_TOOL_HINT, fill
+from ragd.prompts import NO_RELEVANT_DOCUMENTS, RAG_SYSTEM, RAG_TOOL_HINT, fill
 from ragd.retrieve.pipeline import PipelineRequest, Searcher
 from ragd.settings import ChatSettings
 from ragd.store.base import VectorStore
@@ -92,8 +92,8 @@ class ChatAnswerer:
             return _Prepared(turns, SourceBook(), None, retrieved=False)
         citations = await self._context(request, turns)
         book = SourceBook(citations)
-        if not citations:
-            return _Prepared(turns, book, None, retrieved=True)
+        if not citations:  # nothing relevant enough: say so, rather than let the model guess
+            return _Prepared(with_instructions(turns, NO_RELEVANT_DOCUMENTS), book, None, retrieved=True)
         tools = self._toolbox(request, book)
         instructions = fill(
             RAG_SYSTEM, context=render_context(citations), tool_hint=RAG_TOOL_HINT if tools else ""
@@ -113,6 +113,7 @@ class ChatAnswerer:
                 k=request.top_k,
                 mode=self._mode,
                 deadline_s=self._deadline,
+                min_score=request.min_score,
             )
         )
         return fit_budget(number_hits(result.hits), self._counter, self._settings.context_token_budget)
@@ -129,6 +130,7 @@ class ChatAnswerer:
                     k=max(request.top_k, 1),
                     mode=self._mode,
                     deadline_s=self._deadline,
+                    min_score=request.min_score,
                 )
             )
             return list(result.hits)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from ragd.types import (
     ApiKeyInfo,
@@ -85,6 +85,13 @@ class SearchBody(_Body):
     k: int = Field(5, ge=1, le=100)
     mode: SearchMode = SearchMode.HYBRID
     dataset_ids: list[str] | None = Field(None, max_length=100, description="default: every readable dataset")
+    min_score: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        validation_alias=AliasChoices("min_score", "score_threshold"),
+        description="drop hits whose relevance (absolute, 0-1) is below this; alias score_threshold",
+    )
 
     @field_validator("mode", mode="before")
     @classmethod
@@ -195,6 +202,7 @@ def hit_out(hit: Hit, dataset_of: dict[str, str]) -> dict[str, Any]:
     return {
         "content": hit.content,
         "score": hit.score,
+        "relevance": hit.relevance,
         "dataset_id": dataset_of.get(str(meta.get("collection_name", ""))),
         "file_id": meta.get("file_id"),
         "name": meta.get("name"),

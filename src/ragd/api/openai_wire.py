@@ -16,7 +16,7 @@ import time
 import uuid
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from ragd.answer.records import AnswerEnd, Usage
 from ragd.api.schemas import COLLECTION_PATTERN
@@ -80,6 +80,13 @@ class ChatCompletionBody(ModelField):
     stream_options: StreamOptions | None = None
     rag_top_k: int | None = Field(None, ge=0, le=50, description="sources to retrieve; 0: no retrieval")
     rag_enable_tools: bool | None = Field(None, description="false: no read_full_document/search_documents")
+    rag_min_score: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        validation_alias=AliasChoices("rag_min_score", "rag_score_threshold"),
+        description="sources below this relevance (0-1) are not given to the model; default chat.min_score",
+    )
 
     @property
     def include_usage(self) -> bool:

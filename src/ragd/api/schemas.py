@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 COLLECTION_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
 
@@ -47,6 +47,13 @@ class SearchBody(BaseModel):
     messages: list[ChatMessage] | None = Field(None, max_length=50)
     collection_names: list[str] = Field(min_length=1, max_length=20)
     k: int = Field(5, ge=1, le=100)
+    min_score: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        validation_alias=AliasChoices("min_score", "score_threshold"),
+        description="drop hits whose relevance (absolute, 0-1) is below this; alias score_threshold",
+    )
     retrieval_query_generation_prompt_template: str | None = Field(None, max_length=8000)
 
     @field_validator("queries")

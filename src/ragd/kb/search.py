@@ -34,6 +34,7 @@ async def search_datasets(
     k: int = 5,
     mode: SearchMode = SearchMode.HYBRID,
     deadline_s: float | None = None,
+    min_score: float = 0.0,
 ) -> ScopedHits:
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidRequest(f"a query is at most {MAX_QUERY_CHARS} characters")
@@ -46,6 +47,7 @@ async def search_datasets(
         k=k,
         mode=mode,
         deadline_s=deadline_s,
+        min_score=min_score,
     )
     result = await searcher.run(request)
     return ScopedHits(tuple(datasets), result.hits)

@@ -2,7 +2,8 @@
 
     request -> resolve queries (explicit | LLM-generated | last user turn)
             -> per query: retrieve k x multiplier candidates -> rerank (fails open)
-            -> merge across queries (best score per chunk) -> de-duplicate -> top k
+            -> merge across queries (best score per chunk) -> de-duplicate
+            -> drop hits below ``min_score`` relevance -> top k
 
 All queries' results come back as **one** ranked list: Open WebUI reads only
 the first list of a ``/search`` response, so per-query lists would lose every
@@ -24,6 +25,7 @@ from ragd.observe.metrics import Metrics
 from ragd.rerank.base import Reranker
 from ragd.retrieve.queries import QueryGenerator, resolve_queries
 from ragd.retrieve.ranking import apply_rerank, dedup_by_content, merge_best
+from ragd.retrieve.relevance import above
 from ragd.retrieve.search import Retriever, SearchRequest
 from ragd.settings import RerankSettings
 from ragd.types import Hit, Message, SearchMode
@@ -41,6 +43,8 @@ class PipelineRequest:
     prompt_template: str | None = None
     #: wall-clock bound on the whole run; past it, what was retrieved so far is returned
     deadline_s: float | None = None
+    #: hits whose relevance (absolute, [0, 1]) is below this are dropped; 0 keeps every hit
+    min_score: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +106,7 @@ class SearchPipeline:
             )
             notes = ("deadline",)
         outcome = _rerank_outcome([o for _, o in per_query])
-        merged = dedup_by_content(merge_best(hits for hits, _ in per_query))
+        merged = above(dedup_by_content(merge_best(hits for hits, _ in per_query)), request.min_score)
         self._metrics.results_returned.observe(min(len(merged), request.k))
         return PipelineResult(
             queries=tuple(queries), hits=tuple(merged[: request.k]), rerank=outcome, notes=notes

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from ragd.retrieve.relevance import reranker_relevance
 from ragd.store.fusion_formula import rrf_contribution, rrf_max_score
 from ragd.types import FusionParams, Hit, SearchMode
 
@@ -118,7 +119,7 @@ def apply_rerank(hits: Sequence[Hit], scores: Sequence[float]) -> list[Hit]:
     if len(scores) != len(hits):
         raise ValueError(f"{len(scores)} rerank scores for {len(hits)} hits")
     rescored = [
-        replace(h, score=float(s), scores=replace(h.scores, rerank=float(s)))
+        replace(h, score=float(s), scores=replace(h.scores, rerank=float(s)), relevance=reranker_relevance(s))
         for h, s in zip(hits, scores, strict=True)
     ]
     return sorted(rescored, key=lambda h: -h.score)

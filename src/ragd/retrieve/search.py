@@ -1,7 +1,10 @@
 """The search use-case: one function behind ``ragd search`` and ``POST /search``.
 
 query -> embed (dense and/or sparse) -> store.search (fused inside Qdrant)
-      -> normalise scores -> de-duplicate -> top k
+      -> normalise scores -> de-duplicate -> top k -> relevance (calibrated, absolute)
+
+Hybrid searches always ask the engine for each hit's dense and BM25 scores too (the
+``explain`` batch): a hit's relevance is computed from them (:mod:`ragd.retrieve.relevance`).
 
 With the local model and the embedded engine (the default), the query's embedding and the
 engine query run back to back on one of the store's worker threads: each hand-off between
@@ -25,6 +28,7 @@ from ragd.retrieve.ranking import (
     prefetch_limit,
     result_limit,
 )
+from ragd.retrieve.relevance import with_relevance
 from ragd.settings import RetrievalSettings
 from ragd.store.base import InProcessSearch, VectorStore
 from ragd.types import DenseVector, Hit, PointFilter, SearchMode, SparseVector, StoreQuery
@@ -40,7 +44,7 @@ class SearchRequest:
     mode: SearchMode = SearchMode.HYBRID
     #: how many candidates to return before the caller's own re-ranking (>= k)
     candidates: int | None = None
-    #: hybrid: fill each hit's dense and sparse component scores too (an extra engine pass)
+    #: kept for callers that ask; hybrid hits always carry their component scores (relevance needs them)
     explain: bool = False
 
 
@@ -100,7 +104,7 @@ class Retriever:
                 sparse=sparse_vec,
                 prefetch_limit=depth,
                 fusion=fusion,
-                explain=request.explain,
+                explain=True,
             )
 
         if request.mode is SearchMode.SPARSE:
@@ -118,7 +122,9 @@ class Retriever:
             hits = await self._store.search(replace(query, limit=depth))
             ranked = dedup_by_content(normalise_scores(hits, request.mode, fusion))
         log.debug("search mode=%s hits=%d fusion=%s", request.mode.value, len(ranked), fusion)
-        return ranked[:want]
+        terms = len(sparse_vec.indices) if sparse_vec is not None else 0
+        trusted = request.mode is not SearchMode.HYBRID or fusion.dense_weight >= 1.0
+        return with_relevance(ranked[:want], terms, dense_trusted=trusted)
 
     def _sparse_query(self, text: str, mode: SearchMode) -> SparseVector | None:
         if mode is SearchMode.DENSE or self._sparse is None:

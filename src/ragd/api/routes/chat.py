@@ -112,6 +112,7 @@ async def chat_completions(
         messages=tuple(Message(msg.role, msg.text()) for msg in body.messages),
         top_k=svc.settings.chat.default_top_k if body.rag_top_k is None else body.rag_top_k,
         tools=body.rag_enable_tools is not False,
+        min_score=svc.settings.chat.min_score if body.rag_min_score is None else body.rag_min_score,
         params=body.upstream_params(),
         include_usage=body.include_usage,
     )

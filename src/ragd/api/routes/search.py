@@ -3,8 +3,10 @@
 Every resolved query's results are merged into **one** ranked, de-duplicated
 list of at most ``k`` (Open WebUI reads only ``documents[0]``), so the response
 always has exactly one inner list — empty when nothing matched.  ``distances``
-are ragd's documented [0, 1] scale (higher = more relevant), or the reranker's
-relevance when one ran.  ``metadatas`` are the stored ``meta`` verbatim.
+are each hit's absolute relevance in [0, 1] (docs/scoring.md; the reranker's when
+one ran), so Open WebUI's relevance threshold means the same for every query;
+``min_score`` (alias ``score_threshold``) drops hits below a relevance.
+``metadatas`` are the stored ``meta`` verbatim.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ def to_request(body: SearchBody, svc: Services) -> PipelineRequest:
         mode=svc.settings.retrieval.mode,
         prompt_template=body.retrieval_query_generation_prompt_template,
         deadline_s=svc.settings.server.search_timeout_s,
+        min_score=svc.settings.retrieval.min_score if body.min_score is None else body.min_score,
     )
 
 
@@ -53,7 +56,7 @@ def to_response(result: PipelineResult) -> SearchResponse:
     return SearchResponse(
         documents=[[h.content for h in hits]],
         metadatas=[[dict(h.meta) for h in hits]],
-        distances=[[round(h.score, 6) for h in hits]],
+        distances=[[round(h.relevance, 6) for h in hits]],
     )
 
 

@@ -1,0 +1,76 @@
+"""Relevance on an absolute scale: pure functions, table and property tests."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ragd.retrieve.ranking import apply_rerank
+from ragd.retrieve.relevance import above, features, relevance, reranker_relevance, with_relevance
+from ragd.types import ComponentScores, Hit
+
+cosines = st.one_of(st.none(), st.floats(-1, 1))
+bm25s = st.one_of(st.none(), st.floats(0, 500))
+
+
+def _hit(hit_id: str, dense: float | None, sparse: float | None, score: float = 0.5) -> Hit:
+    return Hit(
+        id=hit_id, content=hit_id, meta={}, score=score, scores=ComponentScores(dense=dense, sparse=sparse)
+    )
+
+
+@given(cosines, bm25s, st.integers(0, 40), st.booleans())
+def test_relevance_is_a_probability(
+    dense: float | None, sparse: float | None, terms: int, trusted: bool
+) -> None:
+    value = relevance(ComponentScores(dense=dense, sparse=sparse), terms, dense_trusted=trusted)
+    assert 0.0 <= value <= 1.0
+
+
+@given(st.floats(-1, 0.99), st.floats(0.001, 0.5), bm25s, st.integers(1, 20))
+def test_more_similar_is_more_relevant(cosine: float, step: float, sparse: float | None, terms: int) -> None:
+    low = relevance(ComponentScores(dense=cosine, sparse=sparse), terms, dense_trusted=True)
+    high = relevance(ComponentScores(dense=min(1.0, cosine + step), sparse=sparse), terms, dense_trusted=True)
+    assert high >= low
+
+
+@given(st.floats(0, 200), st.floats(0.01, 50), st.floats(-1, 1), st.integers(1, 20))
+def test_more_bm25_evidence_is_more_relevant(sparse: float, step: float, cosine: float, terms: int) -> None:
+    low = relevance(ComponentScores(dense=cosine, sparse=sparse), terms, dense_trusted=True)
+    high = relevance(ComponentScores(dense=cosine, sparse=sparse + step), terms, dense_trusted=True)
+    assert high >= low
+
+
+def test_relevance_does_not_depend_on_the_other_hits() -> None:
+    alone = with_relevance([_hit("a", 0.62, 30.0)], 5, dense_trusted=True)
+    crowd = with_relevance(
+        [_hit("x", 0.9, 80.0), _hit("a", 0.62, 30.0), _hit("y", 0.1, None)], 5, dense_trusted=True
+    )
+    assert alone[0].relevance == crowd[1].relevance
+    assert [h.id for h in crowd] == ["x", "a", "y"], "order is untouched"
+
+
+def test_an_untrusted_dense_score_is_ignored() -> None:
+    """A query in a language the dense model was not trained on: only BM25 evidence counts."""
+    scores = ComponentScores(dense=0.9, sparse=20.0)
+    assert relevance(scores, 4, dense_trusted=False) == relevance(
+        ComponentScores(dense=None, sparse=20.0), 4, dense_trusted=True
+    )
+    assert features(scores, 4, dense_trusted=False)[0] == 0.0
+
+
+def test_a_reranker_score_is_the_relevance() -> None:
+    assert reranker_relevance(0.73) == 0.73
+    assert 0.5 < reranker_relevance(2.0) < 1.0  # a logit is squashed
+    assert 0.0 < reranker_relevance(-3.0) < 0.5
+    reranked = apply_rerank([_hit("a", 0.1, None), _hit("b", 0.2, None)], [0.2, 0.9])
+    assert [(h.id, h.relevance) for h in reranked] == [("b", 0.9), ("a", 0.2)]
+
+
+def test_above_keeps_hits_at_or_over_the_floor() -> None:
+    hits = [
+        Hit(id=i, content=i, meta={}, score=1.0, relevance=r) for i, r in [("a", 0.9), ("b", 0.5), ("c", 0.1)]
+    ]
+    assert [h.id for h in above(hits, 0.5)] == ["a", "b"]
+    assert [h.id for h in above(hits, 0.0)] == ["a", "b", "c"]
+    assert above(hits, 0.95) == []
