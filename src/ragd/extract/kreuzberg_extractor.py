@@ -16,7 +16,7 @@ How each kind is read (measured on ../shared/documents, see tests/extract):
   (:mod:`ragd.extract.markup_fixes`).
 * DOC (Word 97-2003): plain text (Markdown mode runs every paragraph into one),
   tables rebuilt one row per line (:func:`ragd.extract.markup_fixes.word_table_rows`).
-* MSG: plain text (headers and body).
+* MSG: plain text (headers and body), then the attachments' names (as for EML).
 * RTF, ODS, PPT: Markdown (RTF and ODS keep tables; PPT gives one paragraph per
   text run, its table cells included, and its speaker notes, without slide spans).
   E-mail (EML), ODP and generic XML are read by :mod:`ragd.extract.email_message`,
@@ -95,6 +95,8 @@ class KreuzbergExtractor:
             text = strip_html_front_matter(text)
         elif file_type.kind is FileKind.DOC:
             text = word_table_rows(text)
+        elif file_type.kind is FileKind.MSG and (names := list(result.metadata.get("attachments") or [])):
+            text = f"{text}\n\nAttachments: {', '.join(names)}"  # as for EML: names, not contents
         return self._document(call, text, meta=_meta(result, file_type.kind))
 
     def _pdf(self, call: _Call, data: bytes) -> Document:
