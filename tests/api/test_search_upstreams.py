@@ -7,6 +7,7 @@ retrieval order, a metric); messages-only searches run the LLM's queries and mer
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,3 +110,31 @@ def test_messages_only_search_runs_the_generated_queries(live: LiveServer, upstr
     assert "December" in docs
     assert "Tuesday" in docs
     assert len(data["documents"]) == 1
+
+
+@pytest.fixture(scope="module")
+def hurried(
+    tmp_path_factory: pytest.TempPathFactory, model_cache: Path, upstream: ScriptedServer
+) -> Iterator[LiveServer]:
+    """A service whose whole search must end within 2 s, with an LLM it would wait 30 s for."""
+    settings = service_settings(tmp_path_factory.mktemp("hurried"), model_cache, search_timeout_s=2.0)
+    llm = LlmSettings(base_url=f"{upstream.url}/v1", model="m", retries=0, timeout_s=30)  # type: ignore[call-arg]
+    with LiveServer(create_app(settings.model_copy(update={"llm": llm}))) as server:
+        server.wait_ready()
+        ingest_over_http(server)
+        yield server
+
+
+def test_the_search_timeout_bounds_query_generation_too(
+    hurried: LiveServer, upstream: ScriptedServer
+) -> None:
+    """A hanging LLM costs at most half the deadline; then the last user message is searched."""
+    slow = Reply.json(
+        {"choices": [{"index": 0, "message": {"role": "assistant", "content": "[]"}}]}, delay_s=20
+    )
+    upstream.expect("POST", "/v1/chat/completions", slow)
+    messages = [{"role": "user", "content": "When do beta deployments run?"}]
+    started = time.monotonic()
+    data = search(hurried, {"messages": messages, "k": 3})
+    assert time.monotonic() - started < 4.0  # 2 s deadline (1 s for generation) + HTTP
+    assert "Tuesday" in data["documents"][0][0]

@@ -7,8 +7,9 @@
 
 All queries' results come back as **one** ranked list: Open WebUI reads only
 the first list of a ``/search`` response, so per-query lists would lose every
-query but the first.  The whole run is bounded by a deadline; past it the
-caller gets what was already retrieved.
+query but the first.  The whole run is bounded by a deadline, query generation
+included: generation may use half of it (then the last user message is searched),
+and past the deadline the caller gets what was already retrieved.
 """
 
 from __future__ import annotations
@@ -85,16 +86,23 @@ class SearchPipeline:
         self._metrics = metrics or Metrics()
 
     async def run(self, request: PipelineRequest) -> PipelineResult:
+        started = time.monotonic()
+        deadline = request.deadline_s
         with self._metrics.stage("query_generation"):
             queries = await resolve_queries(
-                request.queries, request.messages, self._generator, request.prompt_template
+                request.queries,
+                request.messages,
+                self._generator,
+                request.prompt_template,
+                budget_s=None if deadline is None else deadline / 2,
             )
         if not queries:
             return PipelineResult(queries=(), hits=())
         per_query: list[tuple[list[Hit], str]] = []
         notes: tuple[str, ...] = ()
+        left = None if deadline is None else max(0.0, deadline - (time.monotonic() - started))
         try:
-            async with asyncio.timeout(request.deadline_s):
+            async with asyncio.timeout(left):
                 for query in queries:
                     per_query.append(await self._one(query, request))
         except TimeoutError:

@@ -3,11 +3,13 @@
 Generation asks the LLM for JSON ``{"queries": [...]}``; the parser also accepts
 a bare JSON list, a fenced code block or one query per line, because small
 local models do not always follow the format.  A generation failure never fails
-the search: it falls back to the last user message and is counted.
+the search: it falls back to the last user message and is counted.  So does a
+generation that outlasts its share of the search's deadline (``budget_s``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -83,13 +85,13 @@ class QueryGenerator:
             answer = await self.model.complete([Message("user", prompt)], max_tokens=256)
         except RagError as exc:
             log.warning("query generation failed, using the last user message: %s", exc.code)
-            self._count("failed")
+            self.count("failed")
             return []
         queries = parse_queries(answer.text, self.settings.max_queries)
-        self._count("generated" if queries else "empty")
+        self.count("generated" if queries else "empty")
         return queries
 
-    def _count(self, outcome: str) -> None:
+    def count(self, outcome: str) -> None:
         if self.metrics:
             self.metrics.query_generation.labels(outcome).inc()
 
@@ -99,13 +101,22 @@ async def resolve_queries(
     messages: Sequence[Message],
     generator: QueryGenerator | None,
     template: str | None = None,
+    *,
+    budget_s: float | None = None,
 ) -> list[str]:
-    """Explicit queries first; else generated from ``messages``; else the last user message."""
+    """Explicit queries first; else generated from ``messages`` (within ``budget_s``); else the last
+    user message."""
     explicit = [q for q in queries if q.strip()]
     if explicit:
         return list(dict.fromkeys(explicit))
     if messages and generator is not None:
-        generated = await generator.generate(messages, template)
+        try:
+            async with asyncio.timeout(budget_s):
+                generated = await generator.generate(messages, template)
+        except TimeoutError:
+            log.warning("query generation took over %ss, using the last user message", budget_s)
+            generator.count("timeout")
+            generated = []
         if generated:
             return generated
     last = last_user_message(messages)
