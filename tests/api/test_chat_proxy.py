@@ -546,6 +546,26 @@ async def test_a_dropped_upstream_is_a_502(upstream: ScriptedServer, client: ope
         assert caught.value.type == "upstream_error"
 
 
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        Reply.text("<html>502 Bad Gateway from a proxy</html>"),
+        Reply.json({"unexpected": "shape"}),
+        Reply.json({"choices": [{"index": 0}]}),
+    ],
+    ids=["text", "other-json", "no-message"],
+)
+async def test_an_upstream_answering_200_with_garbage_is_a_502(
+    upstream: ScriptedServer, client: openai.AsyncOpenAI, garbage: Reply
+) -> None:
+    upstream.expect("POST", CHAT, garbage)
+    with pytest.raises(openai.APIStatusError) as caught:
+        await client.chat.completions.create(
+            model="rag/kb", messages=ask(), extra_body={"rag_enable_tools": False}
+        )
+    assert (caught.value.status_code, caught.value.code) == (502, "UPSTREAM_FAILED")
+
+
 async def test_an_upstream_breaking_off_mid_stream_ends_with_an_error_event(
     upstream: ScriptedServer, client: openai.AsyncOpenAI
 ) -> None:
@@ -697,3 +717,34 @@ def test_a_tight_budget_keeps_the_first_source_cut(tight: LiveServer, upstream: 
     assert shown.endswith(" …")
     assert ALPHA.decode().startswith(shown.removesuffix(" …"))
     upstream.verify()
+
+
+@pytest.fixture(scope="module")
+def patient(
+    tmp_path_factory: pytest.TempPathFactory, model_cache: Path
+) -> Iterator[tuple[LiveServer, ScriptedServer]]:
+    """ragd configured to retry twice with a 1.5 s timeout, before an upstream that never answers."""
+    with ScriptedServer() as hung:
+        settings = chat_settings(tmp_path_factory.mktemp("ragd-hung"), model_cache, f"{hung.url}/v1")
+        settings = settings.model_copy(
+            update={"chat": settings.chat.model_copy(update={"timeout_s": 1.5, "retries": 2})}
+        )
+        with LiveServer(create_app(settings)) as server:
+            server.wait_ready()
+            ingest_over_http(server, FILES[:1])
+            yield server, hung
+
+
+async def test_an_upstream_that_hangs_is_a_502_within_the_timeout(
+    patient: tuple[LiveServer, ScriptedServer],
+) -> None:
+    live, hung = patient
+    hung.expect("POST", CHAT, *[completion("late").__class__.dropped(delay_s=60)] * 3)
+    started = time.monotonic()
+    async with openai.AsyncOpenAI(base_url=f"{live.url}/v1", api_key=KEY, max_retries=0, timeout=60) as c:
+        with pytest.raises(openai.APIStatusError) as caught:
+            await c.chat.completions.create(
+                model="rag/kb", messages=ask(), extra_body={"rag_enable_tools": False}
+            )
+    assert (caught.value.status_code, caught.value.code) == (502, "UPSTREAM_FAILED")
+    assert time.monotonic() - started < 4.0, "timeout_s bounds the call, retries included (not 3 x 1.5 s)"

@@ -1,19 +1,20 @@
 """An OpenAI-compatible chat model through the official ``openai`` async client.
 
-Timeouts and retries are the client's own (``max_retries`` with backoff on
-connect errors, 408/409/429/5xx).  Every failure becomes an
+Retries are the client's own (``max_retries`` with backoff on connect errors,
+408/409/429/5xx); ``timeout_s`` bounds one call *including* its retries (the
+client alone would wait ``timeout_s`` per attempt).  Every failure becomes an
 :class:`~ragd.errors.UpstreamFailed` naming the model and the status, never
-the API key.  :class:`OpenAIChatModel` is one configured model (query
-generation); :class:`OpenAICompletions` serves the chat proxy, any model by
-name, streaming or not.
+the API key, and so does a 200 whose body is not a chat completion.
+:class:`OpenAIChatModel` is one configured model (query generation);
+:class:`OpenAICompletions` serves the chat proxy, any model by name, streaming or not.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import httpx
 import openai
@@ -26,12 +27,14 @@ from ragd.settings import LlmSettings
 from ragd.types import Message, ToolCall
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class OpenAIChatModel:
-    def __init__(self, client: openai.AsyncOpenAI, model: str) -> None:
+    def __init__(self, client: openai.AsyncOpenAI, model: str, *, deadline_s: float = 120.0) -> None:
         self._client = client
         self.model = model
+        self._deadline_s = deadline_s
 
     @classmethod
     def from_settings(cls, settings: LlmSettings) -> OpenAIChatModel:
@@ -43,7 +46,7 @@ class OpenAIChatModel:
         client = openai.AsyncOpenAI(
             base_url=settings.base_url, api_key=key, timeout=settings.timeout_s, max_retries=settings.retries
         )
-        return cls(client, settings.model)
+        return cls(client, settings.model, deadline_s=settings.timeout_s)
 
     async def complete(
         self,
@@ -54,16 +57,17 @@ class OpenAIChatModel:
         tools: Sequence[ToolSpec] = (),
     ) -> Completion:
         body = [wire_message(m) for m in messages]
-        try:
-            response = await self._client.chat.completions.create(
+        response = await bounded(
+            self._client.chat.completions.create(
                 model=self.model,
                 messages=body,
                 temperature=temperature,
                 max_tokens=max_tokens or openai.omit,
                 tools=[wire_tool(t) for t in tools] if tools else openai.omit,
-            )
-        except openai.APIError as exc:
-            raise upstream_error(exc, self.model) from exc
+            ),
+            self.model,
+            self._deadline_s,
+        )
         return to_completion(response, self.model)
 
     async def aclose(self) -> None:
@@ -73,8 +77,9 @@ class OpenAIChatModel:
 class OpenAICompletions:
     """The chat proxy's endpoint: any model by name, request fields passed on, streaming or not."""
 
-    def __init__(self, client: openai.AsyncOpenAI) -> None:
+    def __init__(self, client: openai.AsyncOpenAI, *, deadline_s: float = 120.0) -> None:
         self._client = client
+        self._deadline_s = deadline_s
 
     @classmethod
     def from_settings(cls, settings: LlmSettings, *, timeout_s: float, retries: int) -> OpenAICompletions:
@@ -84,7 +89,7 @@ class OpenAICompletions:
         client = openai.AsyncOpenAI(
             base_url=settings.base_url, api_key=key, timeout=timeout_s, max_retries=retries
         )
-        return cls(client)
+        return cls(client, deadline_s=timeout_s)
 
     async def create(
         self,
@@ -95,16 +100,17 @@ class OpenAICompletions:
         tools: Sequence[ToolSpec] = (),
         tool_choice: str | None = None,
     ) -> Completion:
-        try:
-            response = await self._client.chat.completions.create(
+        response = await bounded(
+            self._client.chat.completions.create(
                 model=model,
                 messages=[wire_message(m) for m in messages],
                 tools=[wire_tool(t) for t in tools] if tools else openai.omit,
                 tool_choice=tool_choice if tools and tool_choice else openai.omit,  # type: ignore[arg-type]
                 extra_body=dict(params or {}),
-            )
-        except openai.APIError as exc:
-            raise upstream_error(exc, model) from exc
+            ),
+            model,
+            self._deadline_s,
+        )
         return to_completion(response, model)
 
     async def stream(
@@ -115,16 +121,17 @@ class OpenAICompletions:
         params: Mapping[str, Any] | None = None,
         include_usage: bool = False,
     ) -> AsyncIterator[StreamDelta]:
-        try:
-            chunks = await self._client.chat.completions.create(
+        chunks = await bounded(
+            self._client.chat.completions.create(
                 model=model,
                 messages=[wire_message(m) for m in messages],
                 stream=True,
                 stream_options={"include_usage": True} if include_usage else openai.omit,
                 extra_body=dict(params or {}),
-            )
-        except openai.APIError as exc:
-            raise upstream_error(exc, model) from exc
+            ),
+            model,
+            self._deadline_s,
+        )
         return _deltas(chunks, model)
 
     async def aclose(self) -> None:
@@ -152,6 +159,20 @@ async def _deltas(chunks: openai.AsyncStream[ChatCompletionChunk], model: str) -
     )
 
 
+async def bounded(request: Awaitable[T], model: str, deadline_s: float) -> T:
+    """``request``'s result within ``deadline_s`` (retries included), vendor errors as ragd's."""
+    try:
+        async with asyncio.timeout(deadline_s):
+            return await request
+    except TimeoutError as exc:
+        raise UpstreamFailed(
+            f"LLM {model!r} gave no answer within {deadline_s:g} s",
+            hint="check the upstream, or raise RAGD_CHAT__TIMEOUT_S / RAGD_LLM__TIMEOUT_S",
+        ) from exc
+    except openai.APIError as exc:
+        raise upstream_error(exc, model) from exc
+
+
 def upstream_error(exc: openai.APIError, model: str) -> UpstreamFailed:
     """A vendor error as ragd's, naming the model and the status, never the key."""
     if isinstance(exc, openai.APIStatusError):
@@ -164,22 +185,29 @@ def upstream_error(exc: openai.APIError, model: str) -> UpstreamFailed:
 
 
 def to_completion(response: ChatCompletion, model: str) -> Completion:
-    if not response.choices:
-        raise UpstreamFailed(f"LLM {model!r} returned no choices")
-    usage = response.usage
-    choice = response.choices[0]
-    calls = tuple(
-        ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
-        for c in choice.message.tool_calls or ()
-        if c.type == "function"
-    )
-    return Completion(
-        text=choice.message.content or "",
-        prompt_tokens=usage.prompt_tokens if usage else 0,
-        completion_tokens=usage.completion_tokens if usage else 0,
-        tool_calls=calls,
-        finish_reason=choice.finish_reason,
-    )
+    """ragd's record of a completion; a body of the wrong shape (the SDK parses leniently: a 200 with
+    text or other JSON comes back as a string or a half-empty object) is an upstream failure."""
+    try:
+        if not response.choices:
+            raise UpstreamFailed(f"LLM {model!r} returned no choices")
+        usage = response.usage
+        choice = response.choices[0]
+        calls = tuple(
+            ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
+            for c in choice.message.tool_calls or ()
+            if c.type == "function"
+        )
+        return Completion(
+            text=choice.message.content or "",
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            tool_calls=calls,
+            finish_reason=choice.finish_reason,
+        )
+    except (AttributeError, TypeError, IndexError, KeyError) as exc:
+        raise UpstreamFailed(
+            f"LLM {model!r} answered with something that is not a chat completion ({type(exc).__name__})"
+        ) from exc
 
 
 def wire_message(message: Message) -> Any:
