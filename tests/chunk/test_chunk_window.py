@@ -68,7 +68,10 @@ def test_fast_count_equals_the_tokenizer_on_clean_spans(
     window = ModelWindow(minilm, 512, "passage: ")
     ctx = DocContext(text, window)
     chunk = Chunk(text=text[start:end], split_id=0, start=start, end=end, headers=headers)
-    assert ctx.overflow(start, end, headers) == window.embedded_tokens(chunk) - 512
+    if ctx.tokens.exact:
+        assert ctx.overflow(start, end, headers) == window.embedded_tokens(chunk) - 512
+    else:  # a word of 100+ characters counts by its length (pseudo-tokens), never less than the model's
+        assert ctx.overflow(start, end, headers) >= window.embedded_tokens(chunk) - 512
 
 
 def test_long_breadcrumbs_drop_outer_headings_then_truncate(minilm: MiniLmCounter) -> None:

@@ -94,10 +94,12 @@ class DocContext:
     def overflow(self, start: int, end: int, headers: Headers) -> int:
         """Tokens by which ``text[start:end]`` under ``headers`` exceeds the window (<= 0: it fits)."""
         window = self.window
-        if window.word_by_word and is_clean_cut(self.text, start, end):
-            used = window.prefix_tokens + self.breadcrumb_cost(headers) + self.tokens.count(start, end)
-            used += SPECIAL_TOKENS
-        else:
-            chunk = Chunk(text=self.text[start:end], split_id=0, start=start, end=end, headers=headers)
-            used = window.embedded_tokens(chunk)
+        estimate = window.prefix_tokens + self.breadcrumb_cost(headers) + self.tokens.count(start, end)
+        estimate += SPECIAL_TOKENS
+        if window.word_by_word and self.tokens.exact and is_clean_cut(self.text, start, end):
+            return estimate - window.max_tokens
+        chunk = Chunk(text=self.text[start:end], split_id=0, start=start, end=end, headers=headers)
+        used = window.embedded_tokens(chunk)
+        if not self.tokens.exact:  # a run the tokenizer calls one [UNK] still counts by its length
+            used = max(used, estimate)
         return used - window.max_tokens

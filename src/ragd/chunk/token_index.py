@@ -22,6 +22,12 @@ import numpy.typing as npt
 #: and glue the neighbouring words together.
 BREAK_CHARS = " \t\n\r"
 _BREAK_CODES = np.array([ord(c) for c in BREAK_CHARS], dtype=np.uint32)
+#: A token spanning more characters than this is a whole run the tokenizer gave up on (WordPiece
+#: turns a "word" of over 100 characters into one [UNK]): text without spaces, base64, a minified
+#: line.  It is counted as pseudo-tokens of ``RUN_PIECE`` characters, so chunk sizes stay bounded
+#: and such text is cut into chunks like any other instead of landing in one giant chunk.
+LONG_TOKEN_CHARS = 100
+RUN_PIECE = 4
 
 
 def is_clean_cut(text: str, start: int, end: int) -> bool:
@@ -30,10 +36,30 @@ def is_clean_cut(text: str, start: int, end: int) -> bool:
     return clean_start and (end >= len(text) or text[end] in BREAK_CHARS)
 
 
+def split_long_runs(spans: Sequence[tuple[int, int]]) -> Sequence[tuple[int, int]]:
+    """``spans`` with every token longer than :data:`LONG_TOKEN_CHARS` cut into :data:`RUN_PIECE` pieces.
+
+    Ordinary text has no such token and is returned as it is (the same object).
+    """
+    if all(end - start <= LONG_TOKEN_CHARS for start, end in spans):
+        return spans
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        if end - start <= LONG_TOKEN_CHARS:
+            out.append((start, end))
+        else:
+            out.extend((at, min(at + RUN_PIECE, end)) for at in range(start, end, RUN_PIECE))
+    return out
+
+
 class TokenIndex:
     """Token start offsets of one document, in order."""
 
     def __init__(self, text: str, spans: Sequence[tuple[int, int]]) -> None:
+        split = split_long_runs(spans)
+        #: counts are the tokenizer's own (no run was cut into pseudo-tokens)
+        self.exact = split is spans
+        spans = split
         self.starts: list[int] = [start for start, _ in spans]
         starts = np.array(self.starts, dtype=np.int64)
         ends = np.array([end for _, end in spans], dtype=np.int64)
