@@ -92,3 +92,33 @@ def test_serves_ingests_searches_and_stops_cleanly(env: dict[str, str], tmp_path
     messages = [line["message"] for line in lines]
     assert "ragd is ready" in messages
     assert "Application shutdown complete." in messages
+
+
+@pytest.mark.slow
+def test_a_fatal_start_up_error_exits_non_zero(env: dict[str, str], tmp_path: Path) -> None:
+    """The store is locked by a first server: the second one must exit 2, not serve a dead /health."""
+    first_port, second_port = free_port(), free_port()
+    log_path = tmp_path / "first.log"
+    with log_path.open("w") as log:
+        first = ragd(
+            ["serve", "--port", str(first_port)],
+            {**env, "RAGD_SERVER__API_KEY": KEY},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_ready(first, f"http://127.0.0.1:{first_port}", output=log_path.read_text)
+        assert httpx.head(f"http://127.0.0.1:{first_port}/health").status_code == 200
+        second = ragd(
+            ["serve", "--port", str(second_port)],
+            {**env, "RAGD_SERVER__API_KEY": KEY},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        _, err = second.communicate(timeout=120)
+        assert second.returncode == 2, err[-2000:]
+        assert "STORE_LOCKED" in err
+        assert "failed to start" in err
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.wait(60)

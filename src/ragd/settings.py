@@ -286,6 +286,9 @@ class ServerSettings(BaseModel):
     inspection_enabled: bool = Field(False, description="serve GET /api/v1/documents/{id}/chunks")
     debug: bool = Field(False, description="put exception text in ingest error bodies")
     search_timeout_s: float = Field(60.0, gt=0, description="upper bound on one POST /search")
+    max_json_bytes: int = Field(
+        16_777_216, ge=1024, description="JSON request bodies over this are refused (413), unread"
+    )
     cors_origins: Annotated[tuple[str, ...], NoDecode] = Field(
         (), description="comma list of allowed browser origins"
     )

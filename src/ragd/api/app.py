@@ -1,9 +1,10 @@
 """The FastAPI application: ``create_app(settings)`` and nothing global.
 
 Routes get the services through dependencies (``app.state.ragd``); tests pass
-their own services factory instead of patching.  Two small ASGI middlewares:
-one collapses duplicate slashes (Open WebUI's deployed URL ends in ``/`` and
-it appends ``/search``, so ``//search`` arrives), one counts and times requests
+their own services factory instead of patching.  Small ASGI middlewares: one
+collapses duplicate slashes (Open WebUI's deployed URL ends in ``/`` and it
+appends ``/search``, so ``//search`` arrives), one checks the key and the JSON
+size before a body is read (:mod:`ragd.api.gate`), one counts and times requests
 per route template — never per raw path, which would carry ids.
 """
 
@@ -20,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragd import __version__
 from ragd.api import errors
+from ragd.api.gate import BodyGate
 from ragd.api.routes import chat, datasets, documents, health, ingest, jobs, search, sources, tenants
 from ragd.api.state import AppState, ServicesFactory
 from ragd.bootstrap import chat_enabled, serve_services
@@ -112,5 +114,6 @@ def create_app(settings: Settings, factory: ServicesFactory | None = None) -> Fa
             allow_methods=["*"],
             allow_headers=["*"],
         )
+    app.add_middleware(BodyGate, settings=settings.server)
     app.add_middleware(CollapseSlashes)
     return app

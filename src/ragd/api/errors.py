@@ -53,7 +53,13 @@ log = logging.getLogger(__name__)
 #: the ingestion-service surface, whose clients read its codes; /api/v1/datasets etc. use ragd's own
 COMPAT_PREFIX = ("/api/v1/ingest", "/api/v1/extract", "/api/v1/documents")
 OPENAI_PREFIX = "/v1/"
-_HTTP_CODES = {401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
+_HTTP_CODES = {
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "REQUEST_TOO_LARGE",
+}
 
 # (error class, status, code) in lookup order: the first isinstance match wins.
 _COMPAT: tuple[tuple[type[RagError], int, str], ...] = (
@@ -129,8 +135,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if not _openai_surface(request):
         return await http_exception_handler(request, exc)
-    message = exc.detail if isinstance(exc.detail, str) else "request failed"
-    code = _HTTP_CODES.get(exc.status_code, "INVALID_REQUEST")
+    detail = exc.detail if isinstance(exc.detail, dict) else {"error": exc.detail}
+    message = str(detail.get("error") or "request failed")
+    code = str(detail.get("code") or _HTTP_CODES.get(exc.status_code, "INVALID_REQUEST"))
     body = openai_error_body(exc.status_code, message, code)
     return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
 

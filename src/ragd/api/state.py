@@ -31,6 +31,8 @@ class AppState:
     startup_error: BaseException | None = None
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task[None] | None = None
+    #: called once when start-up fails for good (``ragd serve`` stops the server and exits non-zero)
+    on_fatal: Callable[[BaseException], None] | None = None
 
     def ready_services(self) -> Services:
         if self.services is None:
@@ -51,6 +53,8 @@ class AppState:
         except Exception as exc:
             self.startup_error = exc
             log.error("ragd failed to start: %s", exc, exc_info=exc)
+            if self.on_fatal is not None:
+                self.on_fatal(exc)
         finally:
             self.services = None
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
+from rich.markup import escape
 
 from ragd.bootstrap import Services, open_services
 from ragd.cli import render
@@ -225,7 +226,16 @@ def serve(
     _configure_logging(settings)
     if server.api_key is None:
         logging.getLogger("ragd.api").warning("no API key set: the API is open to anyone on this machine")
-    uvicorn.run(create_app(settings), host=server.host, port=server.port, log_config=None)
+    api = create_app(settings)
+    runner = uvicorn.Server(uvicorn.Config(api, host=server.host, port=server.port, log_config=None))
+    state = api.state.ragd
+    state.on_fatal = lambda _exc: setattr(runner, "should_exit", True)  # stop serving: nothing can work
+    runner.run()
+    if state.startup_error is not None:
+        error = state.startup_error
+        code = error.code if isinstance(error, RagError) else type(error).__name__
+        err_console.print(f"[red]error[/red] {code}: ragd failed to start: {escape(str(error))}")
+        raise typer.Exit(2)
 
 
 @app.command()

@@ -1,4 +1,9 @@
-"""``/health`` (liveness), ``/health/ready`` (model loaded and store answering), ``/metrics``."""
+"""``/health`` (liveness), ``/health/ready`` (model loaded, store and catalog answering), ``/metrics``.
+
+``/health`` answers 503 once start-up has failed for good (the store is locked, a setting is
+wrong, the model is missing): a process that cannot serve must not look alive.  ``ragd serve``
+exits non-zero in that case anyway.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 
 from ragd.api.auth import Authorized
+from ragd.catalog.base import Catalog
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -16,9 +22,11 @@ router = APIRouter()
 READY_PROBE_TIMEOUT_S = 5.0
 
 
-@router.get("/health")
-async def health() -> dict[str, str]:
-    return {"status": "ok"}
+@router.api_route("/health", methods=["GET", "HEAD"])
+async def health(request: Request) -> JSONResponse:
+    if request.app.state.ragd.startup_error is not None:
+        return JSONResponse({"status": "error", "detail": "ragd failed to start"}, status_code=503)
+    return JSONResponse({"status": "ok"})
 
 
 @router.get("/health/ready")
@@ -36,7 +44,20 @@ async def ready(request: Request) -> JSONResponse:
         answering = False
     if not answering:
         return JSONResponse({"status": "error", "detail": "qdrant unreachable"}, status_code=503)
+    if services.kb is not None and not await _catalog_answers(services.kb.catalog):
+        return JSONResponse({"status": "error", "detail": "catalog unreachable"}, status_code=503)
     return JSONResponse({"status": "ok"})
+
+
+async def _catalog_answers(catalog: Catalog) -> bool:
+    """One cheap read (a dataset that cannot exist) against the catalog's database."""
+    try:
+        async with asyncio.timeout(READY_PROBE_TIMEOUT_S):
+            await catalog.get_dataset("ragd-readiness-probe")
+    except Exception as exc:  # a probe must answer, whatever the database raised
+        log.warning("readiness probe: catalog check failed: %s", type(exc).__name__)
+        return False
+    return True
 
 
 @router.get("/metrics", dependencies=[Authorized], include_in_schema=False)

@@ -1,0 +1,85 @@
+"""Check the key and the size of a request *before* its body is read.
+
+FastAPI reads and parses a route's body before it runs the route's dependencies, the
+auth check among them: without this gate, 200 MiB of JSON sent with no key is read
+and parsed first (+580 MB of RSS), then refused.  :class:`BodyGate` wraps the ASGI
+``receive`` channel; the first time anything asks for the body it
+
+* answers 401 unless the request carries ``Authorization: Bearer`` with the service
+  key or a tenant key's shape (``rgd_…``; the tenant key itself is checked by the
+  route's dependency, as before) — when a service key is configured;
+* answers 413 ``REQUEST_TOO_LARGE`` when a JSON body declares, or turns out to have,
+  more than ``server.max_json_bytes`` (counted as it streams in; never buffered whole).
+
+Both are raised as ``HTTPException`` inside the route (FastAPI turns any other error
+in a body read into a 400), so the app's one error renderer gives them the shape of
+the surface they arrived on (OpenAI's on ``/v1``).  Routes that never read a body
+keep their usual auth dependency.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from fastapi import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ragd.api.auth import TENANT_KEY_PREFIX
+from ragd.settings import ServerSettings
+
+
+class BodyGate:
+    def __init__(self, app: ASGIApp, settings: ServerSettings) -> None:
+        self.app = app
+        self._key = settings.api_key.get_secret_value().encode() if settings.api_key else None
+        self._limit = settings.max_json_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {name.lower(): value for name, value in scope["headers"]}
+        json_body = b"json" in headers.get(b"content-type", b"").lower()
+        state = {"checked": False, "seen": 0}
+
+        async def gated() -> Message:
+            if not state["checked"]:
+                state["checked"] = True
+                self._check_key(headers.get(b"authorization", b""))
+                if json_body and _declared(headers) > self._limit:
+                    raise self._too_large()
+            message = await receive()
+            if json_body and message["type"] == "http.request":
+                state["seen"] += len(message.get("body", b""))
+                if state["seen"] > self._limit:
+                    raise self._too_large()
+            return message
+
+        await self.app(scope, gated, send)
+
+    def _check_key(self, header: bytes) -> None:
+        if self._key is None:
+            return
+        scheme, _, token = header.partition(b" ")
+        token = token.strip()
+        if scheme.lower() == b"bearer" and (
+            hmac.compare_digest(token, self._key) or token.startswith(TENANT_KEY_PREFIX.encode())
+        ):
+            return
+        raise HTTPException(status_code=401, detail="Invalid API key", headers={"WWW-Authenticate": "Bearer"})
+
+    def _too_large(self) -> HTTPException:
+        detail = {
+            "status": False,
+            "error": f"the JSON body is over the {self._limit:,}-byte limit",
+            "code": "REQUEST_TOO_LARGE",
+            "hint": "send less, or raise RAGD_SERVER__MAX_JSON_BYTES",
+        }
+        return HTTPException(status_code=413, detail=detail)
+
+
+def _declared(headers: dict[bytes, bytes]) -> int:
+    try:
+        return int(headers.get(b"content-length", b"0"))
+    except ValueError:
+        return 0

@@ -1,0 +1,82 @@
+"""The key and the JSON size are checked before a body is read: raw HTTP on a live server.
+
+A client sends the headers of a 200 MiB request and its first 64 KiB, then waits: the answer
+(401 without a key, 413 over the JSON limit) must arrive while the rest is still unsent.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ragd.api.app import create_app
+from tests.api.conftest import AUTH, KEY, service_settings
+from tests.support.live_server import LiveServer
+
+HUGE = 200 * 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterator[LiveServer]:
+    settings = service_settings(tmp_path_factory.mktemp("gate"), model_cache, max_json_bytes=1_000_000)
+    with LiveServer(create_app(settings)) as server:
+        server.wait_ready()
+        yield server
+
+
+def _first_answer(
+    server: LiveServer, path: str, headers: dict[str, str], *, chunked: bool = False, method: str = "POST"
+) -> str:
+    """Send the head of a huge request and 64 KiB of it; return the status line that comes back."""
+    lines = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{server.port}", "Content-Type: application/json"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    lines.append("Transfer-Encoding: chunked" if chunked else f"Content-Length: {HUGE}")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        piece = b'{"queries": ["' + b"a" * 65_536
+        for _ in range(24 if chunked else 1):  # chunked: 1.5 MiB in 64 KiB chunks, over the 1 MB limit
+            sock.sendall(f"{len(piece):x}\r\n".encode() + piece + b"\r\n" if chunked else piece)
+        return sock.recv(4096).decode("latin-1").split("\r\n", 1)[0]
+
+
+@pytest.mark.parametrize(
+    ("method", "path"), [("POST", "/search"), ("PUT", "/api/v1/ingest"), ("POST", "/api/v1/search")]
+)
+def test_no_key_is_a_401_before_the_body(live: LiveServer, method: str, path: str) -> None:
+    assert _first_answer(live, path, {}, method=method).startswith("HTTP/1.1 401")
+    wrong = {"Authorization": "Bearer wrong-key-0123456789abcdef0123"}
+    assert _first_answer(live, path, wrong, method=method).startswith("HTTP/1.1 401")
+
+
+def test_a_json_body_over_the_limit_is_a_413_before_it_is_read(live: LiveServer) -> None:
+    assert _first_answer(live, "/search", AUTH).startswith("HTTP/1.1 413")
+
+
+def test_a_chunked_json_body_is_counted_as_it_arrives(live: LiveServer) -> None:
+    assert _first_answer(live, "/search", AUTH, chunked=True).startswith("HTTP/1.1 413")
+
+
+def test_refusals_keep_each_surfaces_shape(live: LiveServer) -> None:
+    big = {"queries": ["x" * 1_100_000], "collection_names": ["kb"]}
+    plain = httpx.post(f"{live.url}/search", json=big, headers=AUTH, timeout=30)
+    assert plain.status_code == 413
+    assert plain.json()["detail"]["code"] == "REQUEST_TOO_LARGE"
+    assert "RAGD_SERVER__MAX_JSON_BYTES" in plain.json()["detail"]["hint"]
+    openai = httpx.post(f"{live.url}/v1/chat/completions", json={"model": "m", "messages": []}, timeout=30)
+    assert openai.status_code in (401, 404)  # 404 when no chat upstream is configured: no such route
+    unauthorized = httpx.post(f"{live.url}/search", json={"queries": ["x"]}, timeout=30)
+    assert unauthorized.status_code == 401
+    assert unauthorized.json() == {"detail": "Invalid API key"}
+    assert unauthorized.headers["www-authenticate"] == "Bearer"
+
+
+def test_a_normal_request_with_the_key_still_works(live: LiveServer) -> None:
+    response = httpx.post(
+        f"{live.url}/search", json={"queries": ["x"], "collection_names": ["kb"]}, headers=AUTH, timeout=30
+    )
+    assert response.status_code == 200, response.text
+    assert KEY not in response.text
