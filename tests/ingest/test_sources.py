@@ -29,6 +29,11 @@ def test_gitignore_default_and_extra_ignores(tmp_path: Path) -> None:
         "node_modules/g.js",
         ".env",
         "keep/h.txt",
+        "Thumbs.db",
+        "sub/desktop.ini",
+        ".DS_Store",
+        "._a.md",
+        "~$report.docx",
     ]:
         write(tmp_path, rel)
     write(tmp_path, ".gitignore", "*.log\n")

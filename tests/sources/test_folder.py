@@ -65,6 +65,13 @@ async def test_ignores_match_the_folder_ingest(tmp_path: Path) -> None:
         "node_modules/pkg/h.js",
         "pkg/__pycache__/i.pyc",
         "keep/j.txt",
+        "Thumbs.db",  # operating-system and Office junk
+        "sub/desktop.ini",
+        "sub/Desktop.ini",
+        ".DS_Store",
+        "._a.md",
+        "~$report.docx",
+        "other/~$lock.xlsx",
     ]:
         write(tmp_path, rel)
     write(tmp_path, ".gitignore", "*.log\n")

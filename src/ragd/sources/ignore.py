@@ -1,6 +1,8 @@
 """Which files of a folder count: .gitignore-style ignore rules and the walk that applies them.
 
-Hidden files and folders, VCS and dependency folders are skipped
+Hidden files and folders (``.DS_Store``, AppleDouble ``._*`` files), VCS and
+dependency folders, and the junk operating systems and Office leave in folders
+(``Thumbs.db``, ``desktop.ini``, ``~$*`` lock files) are skipped
 (:data:`DEFAULT_IGNORES`); every ``.gitignore`` found under the root applies
 to its own subtree (pathspec's gitignore semantics), and the caller may add
 patterns of its own, which apply from the root like the defaults.  A path is
@@ -33,6 +35,10 @@ DEFAULT_IGNORES = (
     "*.egg-info/",
     "dist/",
     "build/",
+    "[Tt]humbs.db",
+    "[Ee]hthumbs.db",
+    "[Dd]esktop.ini",
+    "~$*",
 )
 
 GITIGNORE = ".gitignore"
