@@ -64,6 +64,8 @@ class Retriever:
         self._sparse = sparse
         self._settings = settings
         self._languages = tuple(model_languages)
+        if sparse is None:
+            log.warning("sparse vectors are disabled (RAGD_SPARSE__ENABLED=false): hybrid searches run dense")
         # the local model and the embedded engine: embed and search on one worker thread
         self._in_process = (
             (dense, store)
@@ -76,14 +78,16 @@ class Retriever:
             raise InvalidRequest("at least one collection name is required")
         if request.k < 1:
             raise InvalidRequest(f"k must be at least 1, got {request.k}")
-        if request.mode is not SearchMode.DENSE and self._sparse is None:
+        if request.mode is SearchMode.SPARSE and self._sparse is None:
             raise InvalidRequest(
-                f"search mode {request.mode.value!r} needs sparse vectors, which are disabled",
+                "search mode 'sparse' needs sparse vectors, which are disabled",
                 hint="use --mode dense or enable RAGD_SPARSE__ENABLED",
             )
 
     async def search(self, request: SearchRequest) -> list[Hit]:
         self._check(request)
+        if request.mode is SearchMode.HYBRID and self._sparse is None:
+            request = replace(request, mode=SearchMode.DENSE)  # no BM25 index: dense alone
         if not request.query.strip():
             return []
         want = max(request.k, request.candidates or 0)
