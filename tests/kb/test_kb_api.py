@@ -47,6 +47,15 @@ def test_dataset_crud_and_validation(acme: dict[str, Api]) -> None:
     )
     assert bad.status_code == 400
     assert bad.json()["detail"]["code"] == "INVALID_REQUEST"
+    # MiniLM's window holds 254 tokens of text: a bigger size is refused, never silently clamped
+    huge = {"strategy": "token", "size": 2000, "overlap": 100}
+    too_big = admin.post("/api/v1/datasets", json={"name": "z", "chunking": huge})
+    assert too_big.status_code == 400, too_big.text
+    assert "does not fit the embedding model's window" in too_big.json()["detail"]["error"]
+    assert (
+        admin.post("/api/v1/datasets", json={"name": "z", "chunking": {**huge, "size": 200}}).status_code
+        == 201
+    )
     listed = admin.ok("GET", "/api/v1/datasets")["datasets"]
     assert "handbook" in [d["name"] for d in listed]
     patched = admin.ok(

@@ -50,11 +50,19 @@ def chunker_factory(
             merged = ChunkSettings.model_validate({**base.model_dump(), **changes})
             if getattr(merged, overlap_key) >= getattr(merged, size_key):
                 raise InvalidRequest("chunk overlap must be smaller than the chunk size")
-            return build_chunker(
+            chunker = build_chunker(
                 merged, counter=counter, max_tokens=max_tokens, document_prefix=document_prefix
             )
         except (ValidationError, ConfigurationError) as exc:
             raise InvalidRequest(f"invalid chunking: {exc}") from exc
+        fits = getattr(chunker, "size", None)
+        if by_tokens and spec.size is not None and fits is not None and fits < spec.size:
+            raise InvalidRequest(
+                f"a chunk size of {spec.size} tokens does not fit the embedding model's window: "
+                f"at most {fits} tokens of text fit",
+                hint=f"use a size of at most {fits}",
+            )
+        return chunker
 
     return chunker_for
 
