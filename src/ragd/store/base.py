@@ -56,7 +56,10 @@ class VectorStore(Protocol):
         ...
 
     async def facet(self, key: str, flt: PointFilter, *, limit: int = 1000) -> dict[str, int]:
-        """Distinct values of a keyword payload key (e.g. ``meta.collection_name``) with counts."""
+        """Distinct values of a keyword payload key (e.g. ``meta.collection_name``) with counts.
+
+        Only values that points still hold: an engine may keep a value whose points were all
+        deleted (with a count of 0); adapters leave those out."""
         ...
 
     async def optimize(self) -> None:

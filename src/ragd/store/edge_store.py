@@ -245,7 +245,7 @@ class EdgeStore:
         pl.require_indexed(key)
         request = qe.FacetRequest(key=key, limit=limit, exact=True, filter=_edge_filter(pl.filter_plan(flt)))
         response = await self._run(_engine_call(lambda: shard.facet(request), "facet"))
-        return {str(hit.value): int(hit.count) for hit in response.hits}
+        return {str(hit.value): int(hit.count) for hit in response.hits if hit.count > 0}
 
     async def stats(self) -> dict[str, int]:
         """Points, indexed (HNSW) vectors and segments, as the engine counts them."""

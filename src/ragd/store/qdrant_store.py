@@ -305,7 +305,7 @@ class QdrantStore:
                 limit=limit,
                 exact=True,
             )
-        return {str(hit.value): int(hit.count) for hit in response.hits}
+        return {str(hit.value): int(hit.count) for hit in response.hits if hit.count > 0}
 
     def _require_client(self) -> AsyncQdrantClient:
         if self._client is None:

@@ -218,13 +218,15 @@ def _count_failure(m: Metrics, kind: str, exc: RagError) -> None:
 async def list_models(
     svc: Annotated[Services, Depends(services)], m: Annotated[Metrics, Depends(metrics)]
 ) -> Any:
-    """The upstream's models, then ``rag/<collection>`` for every collection the store holds (and aliases)."""
+    """The upstream's models, then ``rag/<collection>`` for every collection that holds chunks (and
+    aliases).  An upstream that is down costs its own models only: ragd's are listed all the same."""
     _, upstream = _proxy(svc)
     try:
         models = await upstream.models()
-    except UpstreamFailed:
+    except UpstreamFailed as exc:
+        log.warning("GET /v1/models: the upstream's models are left out: %s", exc.code)
         m.chat_upstream_failures.labels("models").inc()
-        raise
+        models = []
     collections = await svc.store.facet("meta.collection_name", PointFilter(), limit=MAX_LISTED_COLLECTIONS)
     names = rag_model_names(
         sorted(collections),
