@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -207,10 +208,20 @@ def serve(conn: Connection, settings_json: str) -> None:
             return
         blob = Blob(name=name, data=data, path=Path(path) if path else None, mime_type=mime)
         reply = _read(default if engine is None else pinned(by_engine[engine], settings), blob)
-        retiring = reply[0] == "memory" or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > recycle_kb
+        retiring = reply[0] == "memory" or _resident_kb() > recycle_kb
         conn.send((retiring, reply))
         if retiring:
             return
+
+
+def _resident_kb() -> int:
+    """This process's resident memory now, in KiB (not ``ru_maxrss``: Linux keeps the peak of the
+    forked parent across ``exec``, so a worker spawned by a large server would look large at once)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+    return pages * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
 def _read(extractor: Extractor, blob: Blob) -> tuple[Any, ...]:
