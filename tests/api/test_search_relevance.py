@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,3 +50,26 @@ def test_min_score_drops_what_is_not_relevant(server: LiveServer, field: str) ->
 
 def test_a_floor_outside_zero_to_one_is_a_422(server: LiveServer) -> None:
     assert _search(server, "alpha", min_score=1.5).status_code == 422
+
+
+def test_over_limit_values_from_open_webui_are_clamped_not_refused(
+    server: LiveServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A 422 silently turns RAG off in Open WebUI: k and query length are clamped, logged, counted."""
+    with caplog.at_level(logging.DEBUG, logger="ragd.api.routes.search"):
+        long_query = "alpha protocol approvals " * 100 + "\x1b[31m"  # 2,500+ characters, a control char
+        response = _search(server, long_query, k=500)
+        assert response.status_code == 200, response.text
+        assert 1 <= len(response.json()["documents"][0]) <= 100
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("k over its limit, clamped (k=500" in w for w in warnings)
+    assert any("queries over its limit" in w for w in warnings)
+    debug = [r.getMessage() for r in caplog.records if "resolved queries" in r.getMessage()]
+    assert debug
+    assert "\x1b" not in debug[-1], "user text reaches the log sanitised"
+    metrics = httpx.get(f"{server.url}/metrics", headers=AUTH).text
+    assert 'search_clamped_total{field="k"} 1.0' in metrics
+    assert 'search_clamped_total{field="queries"} 1.0' in metrics
+    # everything else stays strict
+    assert _search(server, "alpha", k="many").status_code == 422
+    assert _search(server, "alpha", k=0).status_code == 422

@@ -42,11 +42,17 @@ class ChatMessage(BaseModel):
         return "\n\n".join(p.text for p in self.content if p.type == "text" and p.text)
 
 
+#: POST /search limits that Open WebUI may exceed: clamped, logged and counted (a 422 would silently
+#: turn retrieval off in Open WebUI), see ``SearchBody.clamp``.
+MAX_SEARCH_K = 100
+MAX_QUERY_CHARS = 2000
+
+
 class SearchBody(BaseModel):
     queries: list[str] | None = Field(None, max_length=10)
     messages: list[ChatMessage] | None = Field(None, max_length=50)
     collection_names: list[str] = Field(min_length=1, max_length=20)
-    k: int = Field(5, ge=1, le=100)
+    k: int = Field(5, ge=1, description=f"results; above {MAX_SEARCH_K} is clamped to {MAX_SEARCH_K}")
     min_score: float | None = Field(
         None,
         ge=0,
@@ -56,13 +62,17 @@ class SearchBody(BaseModel):
     )
     retrieval_query_generation_prompt_template: str | None = Field(None, max_length=8000)
 
-    @field_validator("queries")
-    @classmethod
-    def _query_length(cls, v: list[str] | None) -> list[str] | None:
-        for query in v or ():
-            if len(query) > 2000:
-                raise ValueError("each query must be at most 2000 characters")
-        return v
+    def clamp(self) -> tuple[SearchBody, list[str]]:
+        """This body with ``k`` and over-long queries cut to their limits, and the fields that were."""
+        clamped = []
+        changes: dict[str, Any] = {}
+        if self.k > MAX_SEARCH_K:
+            changes["k"] = MAX_SEARCH_K
+            clamped.append("k")
+        if any(len(q) > MAX_QUERY_CHARS for q in self.queries or ()):
+            changes["queries"] = [q[:MAX_QUERY_CHARS] for q in self.queries or ()]
+            clamped.append("queries")
+        return (self.model_copy(update=changes) if changes else self), clamped
 
     @field_validator("collection_names")
     @classmethod

@@ -57,6 +57,9 @@ class Metrics:
             "retrieval_stage_duration_seconds", "Search stage latency", ["stage"], buckets=_FAST, registry=r
         )
         self.hybrid_path = Counter("hybrid_path_total", "Retrieval path taken", ["path"], registry=r)
+        self.search_clamped = Counter(
+            "search_clamped_total", "POST /search values over a limit, clamped", ["field"], registry=r
+        )
         self.reranker_failures = Counter(
             "reranker_failures_total", "Reranker failures (search failed open)", ["reason"], registry=r
         )

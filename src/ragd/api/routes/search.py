@@ -21,6 +21,7 @@ from ragd.api.auth import Authorized
 from ragd.api.schemas import SearchBody, SearchResponse
 from ragd.bootstrap import Services
 from ragd.errors import RagError
+from ragd.observe.logging import sanitize
 from ragd.observe.metrics import Metrics
 from ragd.retrieve.agent import AgenticSearch
 from ragd.retrieve.pipeline import PipelineRequest, PipelineResult
@@ -68,11 +69,24 @@ async def search(
 ) -> SearchResponse:
     started = time.perf_counter()
     pipeline = "agentic" if isinstance(svc.pipeline, AgenticSearch) else "linear"
+    asked = (body.k, [len(q) for q in body.queries or ()])
+    body, clamped = body.clamp()
+    for field in clamped:
+        log.warning("POST /search: %s over its limit, clamped (k=%d, query lengths %s)", field, *asked)
+        m.search_clamped.labels(field).inc()
+    request = to_request(body, svc)
     try:
-        result = await svc.pipeline.run(to_request(body, svc))
+        result = await svc.pipeline.run(request)
     except RagError as exc:
         m.search_requests.labels(pipeline, "error", exc.code).inc()
         raise
+    if pipeline == "linear":  # user text: sanitised (control characters escaped, length capped)
+        log.debug(
+            "search resolved queries=%s collections=%s hits=%d",
+            sanitize(list(result.queries)),
+            sanitize(list(request.collections)),
+            len(result.hits),
+        )
     m.search_duration.labels(pipeline).observe(time.perf_counter() - started)
     outcome = "partial" if "deadline" in result.notes else "ok"
     m.search_requests.labels(pipeline, outcome, "").inc()
