@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ragd.bootstrap import open_services
+from ragd.errors import Forbidden
 from ragd.kb.datasets import create_dataset
 from ragd.kb.files import list_files
 from ragd.kb.sources import add_source, sync_source
@@ -74,3 +77,29 @@ async def test_s3_prefix_converges(s3_server: S3Server, tmp_path: Path, model_ca
         third = await run_to_end(kb, await sync_source(kb, SERVICE, ds.id, spec.id))
         assert [i.stage.value for i in await kb.catalog.items(third.id)] == ["unchanged", "unchanged"]
         assert not list((settings.data_dir / "tmp").iterdir())  # downloads released
+
+
+async def test_a_bucket_that_is_not_allowed_is_refused_when_the_source_is_added(
+    s3_server: S3Server, tmp_path: Path, model_cache: Path
+) -> None:
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        embedding=EmbeddingSettings(cache_dir=model_cache),
+        s3=s3_server.settings().model_copy(update={"allowed_buckets": ("openwebui",)}),
+    )
+    async with open_services(settings) as services:
+        kb = services.knowledge()
+        tenant = await kb.catalog.create_tenant("t")
+        ds = await create_dataset(kb, SERVICE, name="s3", tenant_id=tenant.id)
+        with pytest.raises(Forbidden, match="RAGD_S3__ALLOWED_BUCKETS"):
+            await add_source(
+                kb,
+                SERVICE,
+                ds.id,
+                SourceKind.S3,
+                {"bucket": "secret-bucket", "prefix": ""},
+                folder_roots=[],
+                allow_private=False,
+                allowed_buckets=settings.s3.allowed_buckets,
+            )
+        assert await kb.catalog.list_sources(ds.id) == [], "nothing was stored"

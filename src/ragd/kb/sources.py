@@ -18,7 +18,7 @@ import ipaddress
 import socket
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -77,6 +77,12 @@ def check_folder(principal: Principal, path: str, roots: list[Path]) -> str:
     return str(folder)
 
 
+def check_bucket(bucket: str, allowed: Sequence[str]) -> None:
+    """An S3 source's bucket must be allowed now, not only at its first sync."""
+    if allowed and bucket not in allowed:
+        raise Forbidden(f"bucket {bucket!r} is not allowed", hint="add it to RAGD_S3__ALLOWED_BUCKETS")
+
+
 def check_url(principal: Principal, url: str, *, allow_private: bool) -> None:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -102,6 +108,7 @@ async def add_source(
     *,
     folder_roots: list[Path],
     allow_private: bool,
+    allowed_buckets: Sequence[str] = (),
 ) -> tuple[SourceSpec, Job]:
     dataset = await writable(principal, ctx.catalog, dataset_id)
     require_admin(principal, dataset.tenant_id)
@@ -110,6 +117,8 @@ async def add_source(
         clean["path"] = check_folder(principal, clean["path"], folder_roots)
     elif kind is SourceKind.WEB:
         check_url(principal, clean["url"], allow_private=allow_private)
+    elif kind is SourceKind.S3:
+        check_bucket(clean["bucket"], allowed_buckets)
     spec = SourceSpec(
         id=str(uuid.uuid4()), dataset_id=dataset.id, kind=kind, config=clean, created_at=time.time()
     )

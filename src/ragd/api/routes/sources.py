@@ -31,6 +31,7 @@ async def add_source(dataset_id: str, body: SourceCreate, caller: Caller, svc: S
         body.config,
         folder_roots=list(svc.settings.catalog.folder_roots),
         allow_private=svc.settings.crawl.allow_private,
+        allowed_buckets=svc.settings.s3.allowed_buckets,
     )
     svc.wake_worker()
     return {"source": source_out(spec), "job": job_out(job)}
