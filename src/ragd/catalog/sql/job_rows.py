@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import RowMapping, case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from ragd.catalog.sql.tables import job_items, jobs
-from ragd.types import ItemStage, Job
+from ragd.catalog.sql.tables import files, job_items, jobs
+from ragd.types import FileStatus, ItemStage, Job
 
 #: stages that count as done (finished and not failed)
 DONE_STAGES = tuple(s.value for s in ItemStage if s.finished and s is not ItemStage.FAILED)
@@ -52,3 +52,29 @@ def advisory_key(*parts: str) -> int:
     """A signed 64-bit PostgreSQL advisory-lock key for ``parts``."""
     digest = hashlib.sha256("\x00".join(parts).encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
+
+
+_UNSETTLED_FILES = (FileStatus.QUEUED.value, FileStatus.INDEXING.value)
+
+
+async def settle_files(conn: AsyncConnection, job_id: str, code: str, now: float) -> None:
+    """A job ended for good without finishing some of its files: they end ``failed`` with ``code``.
+
+    No file of an ended job stays ``queued`` or ``indexing`` (its job items likewise end ``failed``);
+    files the job already finished keep their outcome.
+    """
+    message = f"its job ended ({code}) before this file was processed"
+    unfinished = [ItemStage.PENDING.value, ItemStage.FETCHING.value, ItemStage.INDEXING.value]
+    # an item names its file once the file is known; an upload's items are keyed by the file id itself
+    of_job = select(func.coalesce(job_items.c.file_id, job_items.c.key)).where(job_items.c.job_id == job_id)
+    await conn.execute(
+        update(files)
+        .where(files.c.id.in_(of_job), files.c.status.in_(_UNSETTLED_FILES))
+        .values(status=FileStatus.FAILED.value, error_code=code, error_message=message, updated_at=now)
+    )
+    await conn.execute(
+        update(job_items)
+        .where(job_items.c.job_id == job_id, job_items.c.stage.in_(unfinished))
+        .values(stage=ItemStage.FAILED.value, error_code=code, error_message=message)
+    )
+    await recount(conn, job_id)

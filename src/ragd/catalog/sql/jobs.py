@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from ragd.catalog.sql import records
 from ragd.catalog.sql.clock import bump_jobs
 from ragd.catalog.sql.engine import Database
-from ragd.catalog.sql.job_rows import advisory_key, dedupe_key, load_job, lock_job, recount
+from ragd.catalog.sql.job_rows import advisory_key, dedupe_key, load_job, lock_job, recount, settle_files
 from ragd.catalog.sql.tables import job_items, jobs
 from ragd.catalog.sql.upsert import upsert
 from ragd.errors import NotFound
@@ -83,6 +83,7 @@ class SqlJobs:
             change: dict[str, Any] = {}
             if row["status"] == JobStatus.QUEUED.value:
                 change = {"status": JobStatus.CANCELLED.value, "finished_at": now}
+                await settle_files(conn, job_id, "CANCELLED", now)
             elif row["status"] == JobStatus.RUNNING.value and not row["cancel_requested"]:
                 change = {"cancel_requested": True}
             if change:

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from ragd.catalog.sql import records
 from ragd.catalog.sql.clock import bump_jobs
 from ragd.catalog.sql.engine import Database
-from ragd.catalog.sql.job_rows import load_job, lock_job
+from ragd.catalog.sql.job_rows import load_job, lock_job, settle_files
 from ragd.catalog.sql.tables import jobs
 from ragd.errors import NotFound
 from ragd.types import Job, JobStatus
@@ -105,7 +105,12 @@ class SqlLeases:
             if retry and retry_in_s is not None:
                 change |= {"status": _QUEUED, "run_after": now + retry_in_s}
             else:
+                if row["cancel_requested"] and status is JobStatus.SUCCEEDED:  # never "succeeded"
+                    status = JobStatus.CANCELLED
+                    change |= {"error_code": "CANCELLED", "error_message": "cancelled on request"}
                 change |= {"status": status.value, "finished_at": now}
+                if status is not JobStatus.SUCCEEDED:
+                    await settle_files(conn, job_id, change["error_code"] or status.value.upper(), now)
             await conn.execute(update(jobs).where(jobs.c.id == job_id).values(**change))
             await bump_jobs(conn, now, job_id)
             return records.job(await load_job(conn, job_id))
@@ -153,6 +158,7 @@ async def _close_abandoned(conn: AsyncConnection, row: RowMapping, now: float) -
     else:
         return False
     logger.warning("job %s abandoned by its worker: %s", row["id"], change["status"])
+    await settle_files(conn, row["id"], change.get("error_code") or "CANCELLED", now)
     change |= {"lease_owner": None, "lease_expires": None, "finished_at": now}
     await conn.execute(update(jobs).where(jobs.c.id == row["id"]).values(**change))
     return True
