@@ -141,6 +141,16 @@ class RemoteJsonClient:
         """The URL ``path`` resolves to, without credentials or query (safe for messages and logs)."""
         return display_url(self._http.base_url.join(path))
 
+    async def get_json(self, path: str) -> object | None:
+        """One GET of a JSON document (a server's metadata); None when it is missing or unreadable."""
+        try:
+            response = await self._http.get(path)
+            response.raise_for_status()
+            document: object = response.json()
+        except (httpx.HTTPError, ValueError):
+            return None
+        return document
+
     async def post_json(self, path: str, body: Mapping[str, object]) -> object:
         """POST ``body`` to ``path`` (relative to the base URL) and return the parsed JSON answer."""
         url = self.endpoint(path)

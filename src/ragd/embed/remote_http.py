@@ -20,6 +20,7 @@ import numpy as np
 
 from ragd.chunk.base import TokenCounter
 from ragd.embed.base import DenseSpec
+from ragd.embed.hf_tokenizer import HfTokenizer
 from ragd.errors import EmbeddingFailed
 from ragd.remote_json import (
     Backoff,
@@ -31,6 +32,10 @@ from ragd.remote_json import (
 )
 from ragd.settings import EmbeddingSettings
 from ragd.types import DenseVector
+
+#: The token window of a remote model that neither ``embedding.max_tokens`` nor the server names:
+#: 512, the window of the BERT family most embedding models belong to (MiniLM, bge, e5, gte).
+DEFAULT_REMOTE_WINDOW = 512
 
 logger = logging.getLogger(__name__)
 
@@ -99,21 +104,32 @@ class EmbeddingWire(Protocol):
         """One raw vector per input text, in input order; ValueError (with a reason) if malformed."""
         ...
 
+    async def window(self, client: RemoteJsonClient) -> int | None:
+        """The model's token window as the server tells it, or None when it does not."""
+        ...
+
 
 class RemoteEmbedder:
     """A :class:`~ragd.embed.base.DenseEmbedder` over HTTP.  Build with a subclass's ``create``."""
 
     def __init__(
-        self, client: RemoteJsonClient, wire: EmbeddingWire, spec: DenseSpec, batch_size: int
+        self,
+        client: RemoteJsonClient,
+        wire: EmbeddingWire,
+        spec: DenseSpec,
+        batch_size: int,
+        tokenizer: TokenCounter | None = None,
     ) -> None:
         self.spec = spec
         self._client = client
         self._wire = wire
         self._batch_size = batch_size
+        self._tokenizer = tokenizer
 
     @property
     def tokenizer(self) -> TokenCounter | None:
-        return None  # the model's tokenizer lives on the server
+        """``embedding.tokenizer`` when given (exact chunk sizes); else None: sizes are estimated."""
+        return self._tokenizer
 
     async def embed_query(self, text: str) -> DenseVector:
         texts = [self.spec.query_prefix + text]
@@ -151,17 +167,19 @@ class RemoteEmbedder:
         )
         try:
             dimension = settings.dimension or await probe_dimension(client, wire)
+            window = settings.max_tokens or await wire.window(client) or DEFAULT_REMOTE_WINDOW
+            tokenizer = HfTokenizer.from_file(settings.tokenizer, window) if settings.tokenizer else None
         except BaseException:
             await client.aclose()
             raise
         spec = DenseSpec(
             model=name,
             dimension=dimension,
-            max_tokens=settings.max_tokens,
+            max_tokens=window,
             query_prefix=settings.query_prefix,
             document_prefix=settings.document_prefix,
         )
-        return cls(client, wire, spec, settings.batch_size)
+        return cls(client, wire, spec, settings.batch_size, tokenizer)
 
 
 async def fetch_vectors(

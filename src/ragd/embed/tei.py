@@ -2,7 +2,8 @@
 
 Request ``{"inputs": [texts], "truncate": true}`` (the server cuts texts to
 the model's window instead of refusing them); response: a JSON list of
-vectors in input order.  TEI refuses batches over its
+vectors in input order.  The model's window comes from ``GET /info``
+(``max_input_length``) unless ``embedding.max_tokens`` sets it.  TEI refuses batches over its
 ``--max-client-batch-size`` (default 32) with HTTP 413: keep
 ``embedding.batch_size`` at or under it.
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 from ragd.embed.remote_http import Backoff, RemoteEmbedder, display_url
 from ragd.errors import ConfigurationError
+from ragd.remote_json import RemoteJsonClient
 from ragd.settings import EmbeddingSettings
 
 
@@ -30,6 +32,12 @@ class TeiWire:
         if not isinstance(payload, list):
             raise ValueError(f"expected a list of vectors, got {type(payload).__name__}")
         return payload
+
+    async def window(self, client: RemoteJsonClient) -> int | None:
+        """TEI's ``GET /info`` names the model's window: ``max_input_length``."""
+        info = await client.get_json("info")
+        size = info.get("max_input_length") if isinstance(info, dict) else None
+        return size if isinstance(size, int) and size > 0 else None
 
 
 class TeiEmbedder(RemoteEmbedder):
