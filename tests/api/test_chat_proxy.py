@@ -491,6 +491,37 @@ async def test_models_lists_upstream_and_rag_models(
     assert upstream.requests_to("GET", "/v1/models")[-1].header("authorization") == f"Bearer {UPSTREAM_KEY}"
 
 
+async def test_a_tenant_key_answers_from_its_own_datasets_only(
+    live: LiveServer, upstream: ScriptedServer
+) -> None:
+    tenant = httpx.post(f"{live.url}/api/v1/tenants", json={"name": "harbour"}, headers=AUTH).json()
+    made = httpx.post(f"{live.url}/api/v1/tenants/{tenant['id']}/keys", json={"role": "reader"}, headers=AUTH)
+    secret = made.json()["secret"]
+    dataset = httpx.post(
+        f"{live.url}/api/v1/datasets", json={"name": "tugs", "tenant_id": tenant["id"]}, headers=AUTH
+    ).json()
+    files = [("files", ("tugs.md", b"# Tugs\nThe tug crews double their night shifts in March.\n"))]
+    sent = httpx.post(f"{live.url}/api/v1/datasets/{dataset['id']}/files", files=files, headers=AUTH).json()
+    for _ in range(600):
+        job = httpx.get(f"{live.url}/api/v1/jobs/{sent['job']['id']}", headers=AUTH).json()
+        if job["status"] in ("succeeded", "failed"):
+            break
+        await asyncio.sleep(0.05)
+    assert job["status"] == "succeeded", job
+    async with openai.AsyncOpenAI(base_url=f"{live.url}/v1", api_key=secret, max_retries=0) as tenant_client:
+        upstream.expect("POST", CHAT, completion("In March [1]."))
+        own = await tenant_client.chat.completions.create(
+            model=f"rag/{dataset['collection_name']}", messages=ask("When do the tug crews double shifts?")
+        )
+        assert (own.model_extra or {})["rag_sources"][0]["source"] == "tugs.md"
+        with pytest.raises(openai.NotFoundError):  # the service's collection: like a missing one
+            await tenant_client.chat.completions.create(model="rag/kb", messages=ask())
+        with pytest.raises(openai.PermissionDeniedError):  # no passthrough to the upstream for tenants
+            await tenant_client.chat.completions.create(model="plain-model", messages=ask())
+        listed = [m.id async for m in tenant_client.models.list()]
+        assert listed == [f"rag/{dataset['collection_name']}"]
+
+
 # -- errors -----------------------------------------------------------------------------------------
 
 

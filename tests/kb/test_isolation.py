@@ -198,3 +198,27 @@ def test_reader_cannot_change_anything(world: list[Tenant]) -> None:
     files = reader.ok("GET", f"/api/v1/datasets/{dataset}/files")["files"]
     assert reader.delete(f"/api/v1/datasets/{dataset}/files/{files[0]['id']}").status_code == 403
     json.dumps(files)  # listing is allowed and plain JSON
+
+
+def test_tenant_keys_search_only_their_readable_collections_on_the_open_webui_surface(
+    world: list[Tenant],
+) -> None:
+    """``/search``: a tenant key reaches the datasets its role may read, and nothing else (other
+    tenants' collections are left out like unknown ones).  The chat proxy: tests/api/test_chat_proxy.py."""
+    everything = [ds["collection_name"] for tenant in world for ds in tenant.datasets.values()]
+    for tenant in world:
+        others = set().union(*(secrets_of(t) for t in world if t is not tenant))
+        for role in ("reader", "hr"):
+            api = tenant.keys[role]
+            body = {
+                "queries": ["figures for the quarter are confidential"],
+                "collection_names": everything,
+                "k": 20,
+            }
+            response = api.post("/search", json=body)
+            assert response.status_code == 200, response.text
+            text = response.text
+            assert not [s for s in others if s in text], "another tenant's data"
+            visible = tenant.visible_to(role)
+            for dataset_id, ds in tenant.datasets.items():
+                assert (ds["_marker"] in text) == (dataset_id in visible), (role, ds["name"])

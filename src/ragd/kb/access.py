@@ -7,6 +7,8 @@ that may see a dataset but not change it gets 403.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ragd.catalog.base import DatasetRepo
 from ragd.errors import Forbidden, InvalidRequest, NotFound
 from ragd.types import Dataset, Principal
@@ -61,3 +63,15 @@ async def readable_datasets(
     if ids:
         return [await readable(principal, datasets, dataset_id) for dataset_id in ids]
     return [d for d in await datasets.list_datasets(principal.tenant_id) if principal.can_read(d)]
+
+
+async def searchable_collections(
+    principal: Principal, datasets: DatasetRepo, names: Sequence[str]
+) -> list[str]:
+    """The collections among ``names`` a key may search on the Open WebUI surface (``/search``, the
+    chat proxy): every one for the service key; for a tenant key only the collections of datasets its
+    role may read.  The others are left out, exactly as unknown collections are."""
+    if principal.is_service:
+        return list(names)
+    allowed = {d.collection_name for d in await readable_datasets(principal, datasets)}
+    return [name for name in names if name in allowed]

@@ -24,7 +24,7 @@ from starlette.background import BackgroundTask
 from ragd.answer.records import AnswerDelta, AnswerEnd, AnswerStream, ChatRequest
 from ragd.answer.routing import rag_model_names, rag_target
 from ragd.answer.service import ChatAnswerer
-from ragd.api.auth import Authorized
+from ragd.api.auth import Caller
 from ragd.api.openai_wire import (
     DONE,
     ChatCompletionBody,
@@ -37,7 +37,8 @@ from ragd.api.openai_wire import (
 )
 from ragd.api.routes.search import metrics, services
 from ragd.bootstrap import Services
-from ragd.errors import InvalidRequest, NotFound, PayloadTooLarge, RagError, UpstreamFailed
+from ragd.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge, RagError, UpstreamFailed
+from ragd.kb.access import searchable_collections
 from ragd.llm.base import Forwarded, Upstream
 from ragd.observe.metrics import Metrics
 from ragd.types import Message, PointFilter
@@ -77,14 +78,10 @@ def _validated(model: type[_Body], payload: object) -> _Body:
         ) from None
 
 
-@router.post(
-    "/v1/chat/completions",
-    dependencies=[Authorized],
-    openapi_extra=request_body_schema(),
-    response_model=None,
-)
+@router.post("/v1/chat/completions", openapi_extra=request_body_schema(), response_model=None)
 async def chat_completions(
     request: Request,
+    caller: Caller,
     svc: Annotated[Services, Depends(services)],
     m: Annotated[Metrics, Depends(metrics)],
 ) -> Response:
@@ -104,7 +101,13 @@ async def chat_completions(
         collection=head.rag_collection,
     )
     if target is None:
+        if not caller.is_service:
+            raise Forbidden("a tenant key may use ragd's rag/<collection> models only")
         return await _passthrough(raw, request, upstream, m)
+    if not caller.is_service and not await searchable_collections(
+        caller, svc.knowledge().catalog, [target.collection]
+    ):  # another tenant's collection answers exactly like a missing one
+        raise NotFound(f"collection {target.collection!r} does not exist (nothing is indexed in it)")
     body = _validated(ChatCompletionBody, payload)
     chat = ChatRequest(
         model=target.model,
@@ -214,23 +217,28 @@ def _count_failure(m: Metrics, kind: str, exc: RagError) -> None:
     m.chat_requests.labels(kind, exc.code).inc()
 
 
-@router.get("/v1/models", dependencies=[Authorized])
+@router.get("/v1/models")
 async def list_models(
-    svc: Annotated[Services, Depends(services)], m: Annotated[Metrics, Depends(metrics)]
+    caller: Caller, svc: Annotated[Services, Depends(services)], m: Annotated[Metrics, Depends(metrics)]
 ) -> Any:
     """The upstream's models, then ``rag/<collection>`` for every collection that holds chunks (and
     aliases).  An upstream that is down costs its own models only: ragd's are listed all the same."""
     _, upstream = _proxy(svc)
     try:
-        models = await upstream.models()
+        models = await upstream.models() if caller.is_service else []  # tenants: ragd's models only
     except UpstreamFailed as exc:
         log.warning("GET /v1/models: the upstream's models are left out: %s", exc.code)
         m.chat_upstream_failures.labels("models").inc()
         models = []
-    collections = await svc.store.facet("meta.collection_name", PointFilter(), limit=MAX_LISTED_COLLECTIONS)
+    found = await svc.store.facet("meta.collection_name", PointFilter(), limit=MAX_LISTED_COLLECTIONS)
+    collections = (
+        list(found)
+        if caller.is_service
+        else await searchable_collections(caller, svc.knowledge().catalog, list(found))
+    )
     names = rag_model_names(
         sorted(collections),
-        aliases=svc.settings.chat.models,
+        aliases=svc.settings.chat.models if caller.is_service else {},  # aliases may name any collection
         default_model=svc.settings.llm.model,
         upstream_models=[str(entry["id"]) for entry in models],
     )

@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 
-from ragd.api.auth import Authorized
+from ragd.api.auth import Caller
 from ragd.api.schemas import SearchBody, SearchResponse
 from ragd.bootstrap import Services
 from ragd.errors import RagError
+from ragd.kb.access import searchable_collections
 from ragd.observe.logging import sanitize
 from ragd.observe.metrics import Metrics
 from ragd.retrieve.agent import AgenticSearch
 from ragd.retrieve.pipeline import PipelineRequest, PipelineResult
-from ragd.types import Message
+from ragd.types import Message, Principal
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -61,13 +63,25 @@ def to_response(result: PipelineResult) -> SearchResponse:
     )
 
 
-@router.post("/search", response_model=SearchResponse, dependencies=[Authorized])
+async def readable_collections(svc: Services, caller: Principal, names: Sequence[str]) -> list[str]:
+    """``names`` as the caller may search them (:func:`ragd.kb.access.searchable_collections`)."""
+    if caller.is_service:
+        return list(names)
+    return await searchable_collections(caller, svc.knowledge().catalog, names)
+
+
+@router.post("/search", response_model=SearchResponse)
 async def search(
     body: SearchBody,
+    caller: Caller,
     svc: Annotated[Services, Depends(services)],
     m: Annotated[Metrics, Depends(metrics)],
 ) -> SearchResponse:
     started = time.perf_counter()
+    names = await readable_collections(svc, caller, body.collection_names)
+    if not names:
+        return to_response(PipelineResult(queries=(), hits=()))
+    body = body.model_copy(update={"collection_names": names})
     pipeline = "agentic" if isinstance(svc.pipeline, AgenticSearch) else "linear"
     asked = (body.k, [len(q) for q in body.queries or ()])
     body, clamped = body.clamp()
