@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -95,3 +97,23 @@ def test_pad_right_pads_to_the_longest_sequence(tokenizer: HfTokenizer) -> None:
     assert batch.input_ids[0].tolist() == [*sequences[0].tolist(), *[PAD] * (width - len(sequences[0]))]
     assert batch.attention_mask.sum(axis=1).tolist() == [len(sequences[0]), width]
     assert not batch.token_type_ids.any()
+
+
+def test_long_texts_are_tokenized_in_pieces_with_the_same_spans(tokenizer: HfTokenizer) -> None:
+    """Pieces cut at white space (bounded tokenizer memory) give exactly the spans of one pass."""
+    from ragd.embed.hf_tokenizer import SEGMENT_CHARS, segments
+
+    words = "harbour tariff ledger saffron crate Ostend quay. Über café 東京 한국 naïve — ok!\n"
+    text = words * (3 * SEGMENT_CHARS // len(words))
+    whole = list(tokenizer._counter.encode(text, add_special_tokens=False).offsets)
+    assert tokenizer.token_spans(text) == whole
+    assert tokenizer.token_arrays(text).tolist() == [list(span) for span in whole]
+    pieces = segments(text, SEGMENT_CHARS)
+    assert len(pieces) >= 3
+    assert pieces[0][0] == 0
+    assert pieces[-1][1] == len(text)
+    assert all(a[1] == b[0] for a, b in pairwise(pieces))
+    assert all(text[end - 1].isspace() for _, end in pieces[:-1])
+    run = "x" * (2 * SEGMENT_CHARS + 7)  # no white space at all: cut where the size ends
+    size = SEGMENT_CHARS
+    assert segments(run, size) == [(0, size), (size, 2 * size), (2 * size, len(run))]

@@ -40,7 +40,8 @@ class DocContext:
     def __init__(self, text: str, window: ModelWindow) -> None:
         self.text = text
         self.window = window
-        self.tokens = TokenIndex(text, window.counter.token_spans(text))
+        arrays = getattr(window.counter, "token_arrays", None)  # compact spans, when the counter has them
+        self.tokens = TokenIndex(text, arrays(text) if arrays else window.counter.token_spans(text))
         self._fitted: dict[Headers, Headers] = {}
         self._costs: dict[Headers, int] = {}
 

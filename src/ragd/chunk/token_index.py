@@ -36,37 +36,36 @@ def is_clean_cut(text: str, start: int, end: int) -> bool:
     return clean_start and (end >= len(text) or text[end] in BREAK_CHARS)
 
 
-def split_long_runs(spans: Sequence[tuple[int, int]]) -> Sequence[tuple[int, int]]:
-    """``spans`` with every token longer than :data:`LONG_TOKEN_CHARS` cut into :data:`RUN_PIECE` pieces.
-
-    Ordinary text has no such token and is returned as it is (the same object).
-    """
-    if all(end - start <= LONG_TOKEN_CHARS for start, end in spans):
-        return spans
-    out: list[tuple[int, int]] = []
-    for start, end in spans:
-        if end - start <= LONG_TOKEN_CHARS:
-            out.append((start, end))
-        else:
-            out.extend((at, min(at + RUN_PIECE, end)) for at in range(start, end, RUN_PIECE))
-    return out
+def split_long_runs(
+    starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Token spans with every token longer than :data:`LONG_TOKEN_CHARS` cut into :data:`RUN_PIECE`
+    pieces.  Ordinary text has no such token and comes back as it is (the same arrays)."""
+    lengths = ends - starts
+    long = lengths > LONG_TOKEN_CHARS
+    if not bool(long.any()):
+        return starts, ends
+    pieces = np.where(long, (lengths + RUN_PIECE - 1) // RUN_PIECE, 1)
+    owner = np.repeat(np.arange(len(starts)), pieces)
+    within = np.arange(len(owner)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    cut = long[owner]
+    new_starts = starts[owner] + np.where(cut, within * RUN_PIECE, 0)
+    new_ends = np.where(cut, np.minimum(new_starts + RUN_PIECE, ends[owner]), ends[owner])
+    return new_starts, new_ends
 
 
 class TokenIndex:
     """Token start offsets of one document, in order."""
 
-    def __init__(self, text: str, spans: Sequence[tuple[int, int]]) -> None:
-        split = split_long_runs(spans)
+    def __init__(self, text: str, spans: Sequence[tuple[int, int]] | npt.NDArray[np.int64]) -> None:
+        pairs = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+        starts, ends = split_long_runs(pairs[:, 0], pairs[:, 1])
         #: counts are the tokenizer's own (no run was cut into pseudo-tokens)
-        self.exact = split is spans
-        spans = split
-        self.starts: list[int] = [start for start, _ in spans]
-        starts = np.array(self.starts, dtype=np.int64)
-        ends = np.array([end for _, end in spans], dtype=np.int64)
+        self.exact = len(starts) == len(pairs)
         if starts.size > 1 and bool(np.any(starts[1:] < starts[:-1])):
             order = np.argsort(starts, kind="stable")
             starts, ends = starts[order], ends[order]
-            self.starts = starts.tolist()
+        self.starts: list[int] = starts.tolist()
         self._text = text
         self._starts_np = starts
         self._ends_np = ends
