@@ -33,6 +33,7 @@ exception handler and the CLI prints ``code: message``.
     ├── SparseEmbeddingFailed (SPARSE_EMBEDDING_FAILED, 500)
     └── StoreError (QDRANT_WRITE_FAILED, 503)
         ├── StoreUnavailable (STORE_UNAVAILABLE, 503)
+        ├── StorageFull (STORAGE_FULL, 507)              the data disk is (nearly) full: writes refused
         └── StoreLocked (STORE_LOCKED, 409)
 
 Extraction failures are the *file's* fault, so they are 4xx (422) rather
@@ -200,6 +201,13 @@ class StoreError(RagError):
 
 class StoreUnavailable(StoreError):
     code = "STORE_UNAVAILABLE"
+
+
+class StorageFull(StoreError):
+    """The data disk has less free space than ragd keeps free: writes are refused, searches go on."""
+
+    code = "STORAGE_FULL"
+    http_status = 507
 
 
 class StoreLocked(StoreError):

@@ -36,6 +36,12 @@ class StoreSettings(BaseModel):
     url: str | None = Field(None, description="Qdrant server URL (backend=qdrant), or ':memory:'")
     api_key: str | None = Field(None, description="Qdrant server API key")
     collection: str = Field("ingestion_files", description="the one physical collection")
+    min_free_mb: int = Field(
+        256,
+        ge=0,
+        description="embedded store: refuse writes (507 STORAGE_FULL) and start-up below this much free"
+        " disk, before the engine's memory-mapped files run out of room; 0: no check",
+    )
     timeout_s: float = Field(30.0, gt=0, description="Qdrant request timeout")
     payload_on_disk: bool = Field(
         False,

@@ -43,6 +43,7 @@ from ragd.errors import (
     PayloadTooLarge,
     RagError,
     SparseEmbeddingFailed,
+    StorageFull,
     StoreError,
     UnsupportedMediaType,
     UnsupportedType,
@@ -74,6 +75,7 @@ _COMPAT: tuple[tuple[type[RagError], int, str], ...] = (
     (SparseEmbeddingFailed, 500, "SPARSE_EMBEDDING_FAILED"),
     (ObjectFetchFailed, 500, "S3_FETCH_FAILED"),
     (NotReady, 503, "PIPELINE_FAILED"),
+    (StorageFull, 507, "STORAGE_FULL"),
     (StoreError, 500, "QDRANT_WRITE_FAILED"),
 )
 

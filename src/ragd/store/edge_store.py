@@ -18,6 +18,7 @@ import asyncio
 import functools
 import logging
 import os
+import shutil
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -27,7 +28,15 @@ from typing import Any, TypeVar
 import numpy as np
 import qdrant_edge as qe
 
-from ragd.errors import ConfigurationError, IndexMismatch, RagError, StoreError, StoreLocked, StoreUnavailable
+from ragd.errors import (
+    ConfigurationError,
+    IndexMismatch,
+    RagError,
+    StorageFull,
+    StoreError,
+    StoreLocked,
+    StoreUnavailable,
+)
 from ragd.settings import StoreSettings
 from ragd.store import payload as pl
 from ragd.store.dir_lock import DirLock
@@ -60,7 +69,12 @@ class EdgeStore:
     """An embedded store; ``open`` before use, ``close`` when done (flushes)."""
 
     def __init__(
-        self, data_dir: Path, collection: str = "ingestion_files", *, tuning: IndexTuning | None = None
+        self,
+        data_dir: Path,
+        collection: str = "ingestion_files",
+        *,
+        tuning: IndexTuning | None = None,
+        min_free_bytes: int = 0,
     ) -> None:
         if not collection or "/" in collection or collection.startswith("."):
             raise ConfigurationError(
@@ -75,6 +89,7 @@ class EdgeStore:
         self._optimizer: ThreadPoolExecutor | None = None
         self._optimizing: asyncio.Future[bool] | None = None
         self._disabled = _DisabledGuard()
+        self._min_free = min_free_bytes
 
     @classmethod
     def from_settings(cls, settings: StoreSettings, data_dir: Path) -> EdgeStore:
@@ -82,7 +97,22 @@ class EdgeStore:
             data_dir,
             settings.collection,
             tuning=IndexTuning(payload_on_disk=settings.payload_on_disk, dense_int8=settings.dense_int8),
+            min_free_bytes=settings.min_free_mb * 1024 * 1024,
         )
+
+    def _check_space(self, what: str) -> None:
+        """Refuse to write when the disk is nearly full: the engine's files are memory-mapped, and a
+        write into a mapping the disk cannot back kills the process (SIGBUS) instead of failing."""
+        if self._min_free <= 0:
+            return
+        free = shutil.disk_usage(self.root).free
+        if free < self._min_free:
+            mb = 1024 * 1024
+            raise StorageFull(
+                f"{what} refused: the data disk of {self.root} has {free // mb} MB free, "
+                f"under the {self._min_free // mb} MB ragd keeps free",
+                hint="free disk space (searches still work), or lower RAGD_STORE__MIN_FREE_MB",
+            )
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -100,6 +130,7 @@ class EdgeStore:
 
     def _open_sync(self, manifest: IndexManifest) -> qe.EdgeShard:
         self.root.mkdir(parents=True, exist_ok=True)
+        self._check_space("opening the index")
         self._lock.acquire()
         try:
             shard = self._load_or_create(manifest)
@@ -168,6 +199,7 @@ class EdgeStore:
 
     async def upsert(self, chunks: Sequence[StoredChunk]) -> None:
         shard = self._require_shard()
+        self._check_space(f"writing {len(chunks)} chunks")
         points = [_to_point(c, self._dim) for c in chunks]
         for start in range(0, len(points), UPSERT_BATCH):
             op = qe.UpdateOperation.upsert_points(points[start : start + UPSERT_BATCH])
