@@ -9,8 +9,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ragd.api.schemas import MinScore
 from ragd.types import (
     ApiKeyInfo,
     ChunkingSpec,
@@ -85,13 +86,7 @@ class SearchBody(_Body):
     k: int = Field(5, ge=1, le=100)
     mode: SearchMode = SearchMode.HYBRID
     dataset_ids: list[str] | None = Field(None, max_length=100, description="default: every readable dataset")
-    min_score: float | None = Field(
-        None,
-        ge=0,
-        le=1,
-        validation_alias=AliasChoices("min_score", "score_threshold"),
-        description="drop hits whose relevance (absolute, 0-1) is below this; alias score_threshold",
-    )
+    min_score: MinScore = None
 
     @field_validator("mode", mode="before")
     @classmethod

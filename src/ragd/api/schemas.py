@@ -8,7 +8,7 @@ a list of OpenAI content parts (text parts are joined), where the reference 422s
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -48,18 +48,24 @@ MAX_SEARCH_K = 100
 MAX_QUERY_CHARS = 2000
 
 
+#: A relevance floor on a search request (``POST /search`` and the dataset search), alias score_threshold.
+MinScore = Annotated[
+    float | None,
+    Field(
+        ge=0,
+        le=1,
+        validation_alias=AliasChoices("min_score", "score_threshold"),
+        description="drop hits whose relevance (absolute, 0-1) is below this; alias score_threshold",
+    ),
+]
+
+
 class SearchBody(BaseModel):
     queries: list[str] | None = Field(None, max_length=10)
     messages: list[ChatMessage] | None = Field(None, max_length=50)
     collection_names: list[str] = Field(min_length=1, max_length=20)
     k: int = Field(5, ge=1, description=f"results; above {MAX_SEARCH_K} is clamped to {MAX_SEARCH_K}")
-    min_score: float | None = Field(
-        None,
-        ge=0,
-        le=1,
-        validation_alias=AliasChoices("min_score", "score_threshold"),
-        description="drop hits whose relevance (absolute, 0-1) is below this; alias score_threshold",
-    )
+    min_score: MinScore = None
     retrieval_query_generation_prompt_template: str | None = Field(None, max_length=8000)
 
     def clamp(self) -> tuple[SearchBody, list[str]]:
