@@ -1,14 +1,19 @@
 """BM25 sparse vectors for every language and script: never an error, never empty, index = query tokens.
 
 Two sentences per language (ragd's own, about a harbour and a market); each sentence's query
-vector must share more tokens with its own document vector than with the other sentence's.
+vector must share more tokens with its own document vector than with the other sentence's.  In the
+scripts routed by script (Tamil, Armenian, unspaced and other scripts) a single word taken from
+a sentence finds that sentence too; the languages Qdrant has stop words for keep Qdrant's own tokens.
 """
 
 from __future__ import annotations
 
 import pytest
+import qdrant_edge
 
 from ragd.embed.bm25 import Bm25SparseEmbedder
+from ragd.embed.scripts import Script, script_of
+from ragd.language import SNOWBALL_LANGUAGES
 
 SENTENCES: dict[str, tuple[str, str]] = {
     "English": ("The harbour master counts the ships every morning.", "Fresh bread is sold at the market."),
@@ -66,6 +71,29 @@ SENTENCES: dict[str, tuple[str, str]] = {
 }
 
 
+#: One word of one of the sentences, per language whose script picks its tokenisation.
+WORDS: dict[str, str] = {
+    "Hebrew": "הנמל",
+    "Hindi": "बंदरगाह",
+    "Bengali": "বন্দরের",
+    "Tamil": "கப்பல்களை",
+    "Telugu": "లెక్కిస్తాడు",
+    "Armenian": "Նավահանգստի",
+    "Georgian": "ნავსადგურის",
+    "Amharic": "ዳቦ",
+    "Chinese": "市场",
+    "Japanese": "市場",
+    "Korean": "시장",
+    "Thai": "ตลาด",
+    "Khmer": "ផ្សារ",
+    "Sinhala": "ප්‍රධානියා",
+}
+#: Languages with Qdrant stop words, by their name in SENTENCES.
+STOP_WORD_LANGUAGES = [
+    name.capitalize() for code, name in SNOWBALL_LANGUAGES.items() if code not in ("ta", "hy")
+]
+
+
 @pytest.fixture(scope="module")
 def bm25() -> Bm25SparseEmbedder:
     return Bm25SparseEmbedder()
@@ -91,9 +119,31 @@ def test_every_language_gets_matching_document_and_query_vectors(
 
 def test_there_are_at_least_thirty_languages() -> None:
     assert len(SENTENCES) >= 30
+    assert set(STOP_WORD_LANGUAGES) <= set(SENTENCES)
+
+
+@pytest.mark.parametrize("language", sorted(WORDS))
+def test_one_word_finds_its_sentence_in_every_script(bm25: Bm25SparseEmbedder, language: str) -> None:
+    word = WORDS[language]
+    own, other = sorted(SENTENCES[language], key=lambda sentence: word not in sentence)
+    assert word in own
+    assert script_of(own) is not Script.DETECTED  # tokenised by script, not by a guessed language
+    docs = bm25.embed_documents([own, other])
+    query = bm25.embed_query(word)
+    assert _overlap(query.indices, docs[0].indices) > _overlap(query.indices, docs[1].indices), language
+
+
+@pytest.mark.parametrize("language", STOP_WORD_LANGUAGES)
+def test_languages_with_stop_words_keep_qdrants_own_tokens(language: str) -> None:
+    """The tokens of the languages Qdrant has stop words for are unchanged (BM25_VERSION holds)."""
+    engine = qdrant_edge.Bm25(qdrant_edge.Bm25Config(k=1.2, b=0.75, avg_len=100.0, language=language.lower()))
+    for sentence in SENTENCES[language]:
+        ours = Bm25SparseEmbedder(language.lower()).embed_documents([sentence])[0]
+        theirs = engine.embed_document(sentence)
+        assert (ours.indices, ours.values) == (tuple(theirs.indices), tuple(theirs.values))
 
 
 def test_text_without_words_is_an_empty_vector_not_an_error(bm25: Bm25SparseEmbedder) -> None:
-    for text in ["", "   ", "!!! ??? ...", "🚢🚢🚢", "—"]:
+    for text in ["", "   ", "!!! ??? ...", "🚢🚢🚢", "—", "。、「」", "\u200d\u200c", "🇯🇵 ‼ ⁉", "¿¡« »"]:
         assert bm25.embed_documents([text])[0].indices == ()
         assert bm25.embed_query(text).indices == ()

@@ -11,25 +11,28 @@ IDF is applied inside Qdrant by the ``text-sparse``
 vector's ``modifier=IDF`` at query time, so there is never a BM25 over the
 whole collection in-process.  The same object runs at index and query time.
 
-Language: a fixed Snowball language, or ``auto`` to detect each text's
-language.  Every language and script gets a vector: the languages Qdrant has stop
-words for are stemmed and stop-worded; Tamil and Armenian are stemmed; text written
-without spaces (Chinese, Japanese, Korean, Thai, Lao, Khmer, Burmese) is split by
-Qdrant's multilingual (Unicode) tokenizer, unstemmed; any other script passes
-through the fallback language's tokenizer, whose stemmer leaves it alone.  A
-query's vector is the union of its tokens under the detected language and the
-fallback language, so a short query whose language is misread still matches
-documents stemmed the other way.
+Language and script (:mod:`ragd.embed.scripts`): text in Latin, Greek, Cyrillic or Arabic script
+is stemmed and stop-worded in a fixed Snowball language, or with ``auto`` in each text's detected
+language (English when unsure), exactly as Qdrant does for that language.  Every other script is
+routed by the script alone, the same at index and query time, and never an error: Tamil and
+Armenian get their Snowball stemmer (Qdrant has no stop words for them); text written without
+spaces (Chinese, Japanese, Korean, Thai, Lao, Khmer, Burmese) becomes character unigrams and
+bigrams, unstemmed; any other script (Georgian, Hebrew, Devanagari, Ethiopic …) is split into
+Unicode words by Qdrant's multilingual tokenizer, unstemmed.  Text with no words (punctuation,
+emoji) has an empty vector.  A query's vector is the union of its own tokens and its tokens in the
+fixed language (with ``auto``: English), so a short query whose language is misread still matches
+passages stemmed the other way, and a Tamil or Chinese word is also found inside a passage that is
+mostly English (where the English tokenizer split it).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 
 import qdrant_edge
 
+from ragd.embed.scripts import Script, ngram_text, script_of
 from ragd.errors import ConfigurationError, SparseEmbeddingFailed
 from ragd.language import SNOWBALL_LANGUAGES, detect_language
 from ragd.types import SparseVector
@@ -42,25 +45,25 @@ _COUNTING_K = 1e9  # with b=0 the document weight tf·(k+1)/(tf+k) is the term c
 
 #: Snowball stemmers Qdrant's BM25 has without a stop-word list of its language: stemmed, no stop words.
 _STEM_ONLY = {"ta": "Tamil", "hy": "Armenian"}
-#: The pseudo-language of text in scripts written without spaces (CJK, Thai …) and of any language
-#: the engine cannot read: plain Unicode tokenisation (Qdrant's multilingual tokenizer), no stemming.
+#: Pseudo-language of scripts Qdrant has no language for: Unicode words (multilingual tokenizer), unstemmed.
 PLAIN = "*"
-_UNSPACED = re.compile(
-    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f"
-    "\u1780-\u17ff\uf900-\ufaff]"
-)
+#: Pseudo-language of scripts written without spaces: character unigrams and bigrams (:func:`ngram_text`).
+NGRAMS = "*ngrams"
+_BY_SCRIPT = {Script.TAMIL: "ta", Script.ARMENIAN: "hy", Script.UNSPACED: NGRAMS, Script.OTHER: PLAIN}
 
 
 def _config(language_code: str, k: float, b: float, avg_len: float) -> qdrant_edge.Bm25Config:
-    """The engine's BM25 configuration for ``language_code`` (an ISO 639-1 code, or :data:`PLAIN`)."""
+    """The engine's BM25 configuration for ``language_code`` (ISO 639-1, :data:`PLAIN` or :data:`NGRAMS`)."""
+    unstemmed = qdrant_edge.DisabledStemmer()
+    if language_code == NGRAMS:  # the text is already split: only cut at the spaces
+        words = qdrant_edge.TokenizerType.Whitespace
+        return qdrant_edge.Bm25Config(k=k, b=b, avg_len=avg_len, tokenizer=words, stemmer=unstemmed)
+    unicode_words = qdrant_edge.TokenizerType.Multilingual  # keeps viramas and vowel signs inside words
     if language_code == PLAIN:
-        plain = qdrant_edge.TokenizerType.Multilingual
-        return qdrant_edge.Bm25Config(
-            k=k, b=b, avg_len=avg_len, tokenizer=plain, stemmer=qdrant_edge.DisabledStemmer()
-        )
+        return qdrant_edge.Bm25Config(k=k, b=b, avg_len=avg_len, tokenizer=unicode_words, stemmer=unstemmed)
     if language_code in _STEM_ONLY:
         stemmer = qdrant_edge.SnowballParams(getattr(qdrant_edge.SnowballLanguage, _STEM_ONLY[language_code]))
-        return qdrant_edge.Bm25Config(k=k, b=b, avg_len=avg_len, stemmer=stemmer)
+        return qdrant_edge.Bm25Config(k=k, b=b, avg_len=avg_len, tokenizer=unicode_words, stemmer=stemmer)
     name = SNOWBALL_LANGUAGES.get(language_code, SNOWBALL_LANGUAGES[FALLBACK_LANGUAGE])
     return qdrant_edge.Bm25Config(k=k, b=b, avg_len=avg_len, language=name)
 
@@ -76,15 +79,13 @@ def _counter(language_code: str) -> qdrant_edge.Bm25:
     return qdrant_edge.Bm25(_config(language_code, k=_COUNTING_K, b=0.0, avg_len=1.0))
 
 
-def unspaced(text: str) -> bool:
-    """Whether ``text`` is mostly written without spaces between words (CJK, Thai, Khmer …)."""
-    sample = text[:2000]
-    letters = sum(ch.isalpha() for ch in sample)
-    return letters > 0 and len(_UNSPACED.findall(sample)) * 3 > letters
+def _engine_text(text: str, language_code: str) -> str:
+    return ngram_text(text) if language_code == NGRAMS else text
 
 
 def term_counts(text: str, language_code: str) -> dict[int, float]:
-    vec = _counter(language_code).embed_document(text)
+    """How often each of ``text``'s tokens occurs, tokenised as ``language_code``."""
+    vec = _counter(language_code).embed_document(_engine_text(text, language_code))
     return {int(i): float(round(v)) for i, v in zip(vec.indices, vec.values, strict=True)}
 
 
@@ -111,23 +112,29 @@ class Bm25SparseEmbedder:
             raise ConfigurationError(f"unknown BM25 language {language!r}; valid values: {valid}")
         return code
 
-    def _language_of(self, text: str) -> str:
-        if unspaced(text):
-            return PLAIN
+    def _language_of(self, text: str, script: Script) -> str:
+        if script is not Script.DETECTED:
+            return _BY_SCRIPT[script]
         return self._language or detect_language(text, default=FALLBACK_LANGUAGE) or FALLBACK_LANGUAGE
 
     def embed_documents(self, texts: Sequence[str]) -> list[SparseVector]:
         try:
-            return [_to_record(_model(self._language_of(t), self._avg_len).embed_document(t)) for t in texts]
+            return [self._embed_document(t) for t in texts]
         except Exception as exc:  # the engine raises plain ValueError/RuntimeError
             raise SparseEmbeddingFailed(f"BM25 document weighting failed: {exc}") from exc
 
+    def _embed_document(self, text: str) -> SparseVector:
+        language = self._language_of(text, script_of(text))
+        return _to_record(_model(language, self._avg_len).embed_document(_engine_text(text, language)))
+
     def embed_query(self, text: str) -> SparseVector:
         try:
-            language = self._language_of(text)
+            language = self._language_of(text, script_of(text))
             counts = term_counts(text, language)
-            if self._language is None and language != FALLBACK_LANGUAGE:
-                for index, count in term_counts(text, FALLBACK_LANGUAGE).items():
+            # also as a passage in another language or script holds these words (fixed language, or English)
+            usual = self._language or FALLBACK_LANGUAGE
+            if language != usual:
+                for index, count in term_counts(text, usual).items():
                     counts[index] = max(count, counts.get(index, 0.0))
         except Exception as exc:
             raise SparseEmbeddingFailed(f"BM25 query weighting failed: {exc}") from exc
