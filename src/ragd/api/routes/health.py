@@ -22,7 +22,8 @@ router = APIRouter()
 READY_PROBE_TIMEOUT_S = 5.0
 
 
-@router.api_route("/health", methods=["GET", "HEAD"])
+@router.get("/health")
+@router.head("/health", include_in_schema=False)
 async def health(request: Request) -> JSONResponse:
     if request.app.state.ragd.startup_error is not None:
         return JSONResponse({"status": "error", "detail": "ragd failed to start"}, status_code=503)
