@@ -67,9 +67,9 @@ def main() -> int:
     qa = [json.loads(line) for line in (args.documents / "qa.jsonl").read_text().splitlines() if line]
     off = [json.loads(line) for line in (ROOT / "bench/data/unanswerable.jsonl").read_text().splitlines()]
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="ragd-relevance-"))
-    if args.data_dir is None:
+    if not data_dir.is_dir() or not any(data_dir.iterdir()):  # a new or empty data dir: index first
         cmd = [sys.executable, "-m", "ragd.cli.app", "ingest", str(args.documents), "-c", "qa"]
-        subprocess.run([*cmd, "--data-dir", str(data_dir)], capture_output=True, check=False)
+        subprocess.run([*cmd, "--data-dir", str(data_dir)], check=True)
     answers = asyncio.run(ask(data_dir, [q["question"] for q in qa]))
     silence = asyncio.run(ask(data_dir, [q["question"] for q in off]))
     threshold = Settings().chat.min_score if args.threshold is None else args.threshold

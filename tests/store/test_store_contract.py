@@ -251,14 +251,27 @@ async def test_hybrid_hits_carry_component_scores_consistent_with_rrf(
     dense_list = await store.search(dataclasses.replace(query, sparse=None, limit=15))
     sparse_list = await store.search(dataclasses.replace(query, dense=None, limit=15))
     assert hits
+    stored = {c.id: c.dense for c in data.chunks}
+    only_sparse = 0
     for hit in hits:
         assert hit.scores.fused == hit.score
-        assert hit.scores.dense is not None or hit.scores.sparse is not None
-        assert hit.scores.dense == _score_in(dense_list, hit.id)
+        assert hit.scores.dense is not None  # from the dense list, else the stored vector's cosine
+        listed = _score_in(dense_list, hit.id)
+        if listed is not None:
+            assert hit.scores.dense == listed
+        else:
+            only_sparse += 1
+            vector = stored[hit.id]
+            assert vector is not None
+            want_cos = float(
+                np.dot(query.dense, vector) / (np.linalg.norm(query.dense) * np.linalg.norm(vector))
+            )
+            assert hit.scores.dense == pytest.approx(want_cos, abs=1e-5)
         assert hit.scores.sparse == _score_in(sparse_list, hit.id)
         ranks = [_rank_in(dense_list, hit.id), _rank_in(sparse_list, hit.id)]
         want = rrf_score(ranks, fusion.k, [fusion.dense_weight, fusion.sparse_weight])
         assert hit.score == pytest.approx(want, rel=1e-5)
+    assert only_sparse, "the query should fuse in hits that only the sparse list found"
 
 
 async def test_hybrid_without_explain_is_the_same_fused_ranking_minus_components(store: VectorStore) -> None:

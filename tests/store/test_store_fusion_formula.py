@@ -92,4 +92,5 @@ async def test_engines_follow_the_formula(store: VectorStore, fusion: FusionPara
     assert hits["p1"].score == pytest.approx(rrf_score([2, None], fusion.k, w), rel=1e-6)
     assert hits["p2"].score == pytest.approx(rrf_score([None, 2], fusion.k, w), rel=1e-6)
     assert hits["p1"].scores.sparse is None
-    assert hits["p2"].scores.dense is None
+    # p2 is not in the dense list: its cosine comes from its stored vector (it points away: -1)
+    assert hits["p2"].scores.dense == pytest.approx(-1.0, abs=1e-6)

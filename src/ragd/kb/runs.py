@@ -8,6 +8,12 @@
 A failing item (a corrupt file, a page answering 500) is recorded with its
 error code and does not fail the job; an error of the whole source or of a
 backend (store, catalog, model) does, and the worker retries it.
+
+Cancelling takes effect between items: once a cancel is requested (:class:`CancelSignal`), no
+new item starts, the items in flight finish (each one whole: indexed or failed, never half
+written), and the job raises :class:`CancelRequested`.  The items never started are settled as
+``CANCELLED`` by the catalog; a SYNC stopped early removes nothing (its scan saw only part of
+the source).
 """
 
 from __future__ import annotations
@@ -42,26 +48,59 @@ log = logging.getLogger(__name__)
 ITEM_CONCURRENCY = 16
 
 
-async def run_job(ctx: KbContext, job: Job) -> None:
+class CancelRequested(Exception):
+    """The job stopped between items because its cancel was requested."""
+
+
+class CancelSignal:
+    """Whether the job's cancel has been requested, asked before each item starts.
+
+    ``raise_flag()`` (the worker's heartbeat) sets it; until then :meth:`requested` asks the
+    catalog (one read by primary key per item), so the item after a cancel request never starts,
+    however long the heartbeat interval."""
+
+    def __init__(self, ask: Callable[[], Awaitable[bool]] | None = None) -> None:
+        self._ask = ask
+        self.is_set = False
+
+    def raise_flag(self) -> None:
+        self.is_set = True
+
+    async def requested(self) -> bool:
+        if not self.is_set and self._ask is not None:
+            self.is_set = await self._ask()
+        return self.is_set
+
+    def check(self) -> None:
+        """After the items: stop here when a cancel came in."""
+        if self.is_set:
+            raise CancelRequested("cancelled on request")
+
+
+async def run_job(ctx: KbContext, job: Job, cancel: CancelSignal | None = None) -> None:
+    cancel = cancel or CancelSignal()
     dataset = await ctx.catalog.get_dataset(job.dataset_id or "")
     if dataset is None:
         raise NotFound("the job's dataset was deleted")
     if job.kind is JobKind.SYNC:
-        await run_sync(ctx, job, dataset)
+        await run_sync(ctx, job, dataset, cancel)
     else:
-        await run_files(ctx, job, dataset, force=job.kind is JobKind.REINDEX)
+        await run_files(ctx, job, dataset, cancel, force=job.kind is JobKind.REINDEX)
+    cancel.check()
 
 
 async def _pending(ctx: KbContext, job: Job) -> set[str]:
     return {i.key for i in await ctx.catalog.items(job.id) if not i.stage.finished}
 
 
-async def bounded(keys: Iterable[str], work: Callable[[str], Awaitable[None]]) -> None:
+async def bounded(keys: Iterable[str], work: Callable[[str], Awaitable[None]], cancel: CancelSignal) -> None:
+    """``work`` on every key, ITEM_CONCURRENCY at a time; no key starts once a cancel came in."""
     gate = asyncio.Semaphore(ITEM_CONCURRENCY)
 
     async def one(key: str) -> None:
         async with gate:
-            await work(key)
+            if not await cancel.requested():
+                await work(key)
 
     try:
         async with asyncio.TaskGroup() as group:
@@ -86,7 +125,7 @@ def first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return next((e for e in leaves if isinstance(e, RagError)), leaves[0])
 
 
-async def run_files(ctx: KbContext, job: Job, dataset: Dataset, *, force: bool) -> None:
+async def run_files(ctx: KbContext, job: Job, dataset: Dataset, cancel: CancelSignal, *, force: bool) -> None:
     pending = await _pending(ctx, job)
     ids = [str(fid) for fid in job.payload.get("file_ids", []) if str(fid) in pending]
 
@@ -104,7 +143,7 @@ async def run_files(ctx: KbContext, job: Job, dataset: Dataset, *, force: bool) 
         stage = ItemStage.UNCHANGED if outcome.status is IngestStatus.UNCHANGED else ItemStage.DONE
         await ctx.catalog.update_item(job.id, file_id, stage, file_id=file_id, chunks=outcome.chunks)
 
-    await bounded(ids, one)
+    await bounded(ids, one, cancel)
 
 
 async def _item_failed(ctx: KbContext, job: Job, key: str, exc: RagError) -> None:
@@ -120,16 +159,17 @@ def _item_level(exc: RagError) -> bool:
     return exc.http_status < 500
 
 
-async def run_sync(ctx: KbContext, job: Job, dataset: Dataset) -> None:
+async def run_sync(ctx: KbContext, job: Job, dataset: Dataset, cancel: CancelSignal) -> None:
     source = await ctx.catalog.get_source(str(job.payload.get("source_id", "")))
     if source is None or source.dataset_id != dataset.id:
         raise NotFound("the job's source was removed")
     ledger = await ctx.catalog.ledger(source.id)
     finished = {i.key for i in await ctx.catalog.items(job.id) if i.stage.finished}
-    sync = _Sync(ctx, job, dataset, source, ledger)
+    sync = _Sync(ctx, job, dataset, source, ledger, cancel)
     try:
         async with ctx.reader_for(source) as reader:
             seen = await sync.scan(reader, finished)
+        cancel.check()  # a scan stopped early saw part of the source: nothing has vanished
         for key in sorted(set(ledger) - seen - finished):
             if not key.startswith(sync.hidden):  # hidden from this scan by a failure: unknown
                 await sync.vanished(ledger[key])
@@ -141,9 +181,16 @@ async def run_sync(ctx: KbContext, job: Job, dataset: Dataset) -> None:
 
 class _Sync:
     def __init__(
-        self, ctx: KbContext, job: Job, dataset: Dataset, source: SourceSpec, ledger: dict[str, LedgerEntry]
+        self,
+        ctx: KbContext,
+        job: Job,
+        dataset: Dataset,
+        source: SourceSpec,
+        ledger: dict[str, LedgerEntry],
+        cancel: CancelSignal,
     ) -> None:
         self.ctx, self.job, self.dataset, self.source, self.ledger = ctx, job, dataset, source, ledger
+        self.cancel = cancel
         #: key prefixes this scan could not see (a folder that cannot be listed, a page that failed)
         self.hidden: tuple[str, ...] = ()
 
@@ -154,11 +201,14 @@ class _Sync:
 
         async def one(item: SourceItem | ItemFailure) -> None:
             async with gate:
-                await self.item(reader, item)
+                if not await self.cancel.requested():
+                    await self.item(reader, item)
 
         try:
             async with asyncio.TaskGroup() as group:
                 async for item in reader.scan():
+                    if await self.cancel.requested():
+                        break
                     seen.add(item.key)
                     if isinstance(item, ItemFailure) and item.hides is not None:
                         self.hidden += (item.hides,)

@@ -7,7 +7,8 @@ next claim picks them up and finished items are skipped (ingest is
 idempotent, so an item cut short is simply done again).
 
 Outcomes: success -> SUCCEEDED (items may have failed individually);
-cancel requested -> CANCELLED at the next heartbeat; a request-level error
+cancel requested -> CANCELLED between items (no new item starts, the ones in flight
+finish whole: :class:`ragd.kb.runs.CancelSignal`); a request-level error
 (4xx: dataset or source gone) -> FAILED at once; any other error -> retried
 after backoff (doubling) until ``max_attempts``, then FAILED.
 """
@@ -25,14 +26,14 @@ from contextlib import suppress
 from ragd.errors import RagError
 from ragd.kb.context import KbContext
 from ragd.kb.datasets import collection_name_for
-from ragd.kb.runs import run_job
+from ragd.kb.runs import CancelRequested, CancelSignal, run_job
 from ragd.observe.logging import sanitize
 from ragd.settings import WorkerSettings
 from ragd.types import Job, JobStatus, PointFilter
 
 log = logging.getLogger(__name__)
 
-CANCELLED, LOST, STOPPING = "cancelled", "lost", "stopping"
+LOST, STOPPING = "lost", "stopping"
 
 
 class Worker:
@@ -91,9 +92,13 @@ class Worker:
         log.info("job %s (%s) attempt %d started", job.id, job.kind.value, job.attempts)
         current = asyncio.current_task()
         assert current is not None
-        beat = asyncio.create_task(self._heartbeat(job.id, current))
+        cancel = CancelSignal(functools.partial(self._cancel_requested, job.id))
+        beat = asyncio.create_task(self._heartbeat(job.id, current, cancel))
         try:
-            await run_job(self._ctx, job)
+            await run_job(self._ctx, job, cancel)
+        except CancelRequested:
+            await self._finish(job, JobStatus.CANCELLED, "CANCELLED", "cancelled on request")
+            log.info("job %s cancelled", job.id)
         except asyncio.CancelledError:
             await self._after_cancel(job)
             if self._why.pop(job.id, None) == STOPPING:
@@ -110,7 +115,9 @@ class Worker:
                 await beat
             await self._drop_orphans(job)
 
-    async def _heartbeat(self, job_id: str, task: asyncio.Task[None]) -> None:
+    async def _heartbeat(self, job_id: str, task: asyncio.Task[None], cancel: CancelSignal) -> None:
+        """Renew the lease; a cancel request raises the job's flag (it stops between items), a
+        lost lease stops the job at once (another worker owns it now)."""
         interval = max(0.2, self._settings.lease_s / 3)
         while True:
             await asyncio.sleep(interval)
@@ -119,17 +126,24 @@ class Worker:
             except RagError as exc:
                 log.warning("job %s heartbeat failed: %s", job_id, exc)
                 continue
-            if job is None or job.cancel_requested:
-                self._why[job_id] = LOST if job is None else CANCELLED
+            if job is None:
+                self._why[job_id] = LOST
                 task.cancel()
                 return
+            if job.cancel_requested:
+                cancel.raise_flag()
+
+    async def _cancel_requested(self, job_id: str) -> bool:
+        try:
+            job = await self._ctx.catalog.get_job(job_id)
+        except RagError as exc:
+            log.warning("job %s: cannot read its cancel flag: %s", job_id, exc)
+            return False
+        return job is not None and job.cancel_requested
 
     async def _after_cancel(self, job: Job) -> None:
         why = self._why.get(job.id)
-        if why == CANCELLED:
-            await self._finish(job, JobStatus.CANCELLED, "CANCELLED", "cancelled on request")
-            log.info("job %s cancelled", job.id)
-        elif why == STOPPING:
+        if why == STOPPING:
             # back to the queue at once rather than after the lease lapses
             await self._finish(job, JobStatus.FAILED, "INTERRUPTED", "the worker stopped", retry_in_s=0.0)
         else:

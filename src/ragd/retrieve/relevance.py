@@ -26,7 +26,7 @@ from dataclasses import replace
 from ragd.types import ComponentScores, Hit
 
 #: (w0 bias, w1 dense cosine, w2 BM25 per term, w3 has dense, w4 has sparse), from bench/relevance_fit.py
-WEIGHTS: tuple[float, float, float, float, float] = (-6.0220, 37.1842, 6.1863, -11.8434, -3.9129)
+WEIGHTS: tuple[float, float, float, float, float] = (-12.6818, 27.3620, 4.8581, -0.6324, -2.6287)
 
 
 def features(scores: ComponentScores, query_terms: int, *, dense_trusted: bool) -> tuple[float, ...]:

@@ -382,7 +382,9 @@ def _search(shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning, exclude
         return assemble_hits(kind, _rows(_engine(lambda: shard.query(only), "search")))
     batch = qe.QueryBatchRequest(requests)
     fused, dense, sparse = _engine(lambda: shard.query_batch(batch), "search")
-    return assemble_hits(kind, _rows(fused), scores_by_id(_rows(dense)), scores_by_id(_rows(sparse)))
+    return assemble_hits(
+        kind, _rows(fused), scores_by_id(_rows(dense)), scores_by_id(_rows(sparse)), query.dense
+    )
 
 
 def _edge_config(dim: int, tuning: IndexTuning) -> qe.EdgeConfig:
@@ -509,6 +511,7 @@ def _hybrid_requests(
         ],
         query=qe.Fusion.Rrf(k=query.fusion.k, weights=fusion_weights(query)),  # type: ignore[arg-type]
         with_payload=True,
+        with_vector=[pl.DENSE_VECTOR] if query.explain else False,
     )
     return [
         fused,
@@ -518,7 +521,11 @@ def _hybrid_requests(
 
 
 def _rows(points: Sequence[qe.ScoredPoint]) -> list[EnginePoint]:
-    return [EnginePoint(p.id, p.score, p.payload) for p in points]
+    return [EnginePoint(p.id, p.score, p.payload, _dense_of(p.vector)) for p in points]
+
+
+def _dense_of(vectors: Any) -> Sequence[float] | None:
+    return vectors.get(pl.DENSE_VECTOR) if isinstance(vectors, dict) else None
 
 
 def _engine_call(fn: Callable[[], T], what: str) -> Callable[[], T]:

@@ -291,7 +291,11 @@ class QdrantStore:
         with _translated("search"):
             fused, dense, sparse = await client.query_batch_points(self.collection, requests=requests)
         return assemble_hits(
-            kind, _rows(fused.points), scores_by_id(_rows(dense.points)), scores_by_id(_rows(sparse.points))
+            kind,
+            _rows(fused.points),
+            scores_by_id(_rows(dense.points)),
+            scores_by_id(_rows(sparse.points)),
+            query.dense,
         )
 
     async def facet(self, key: str, flt: PointFilter, *, limit: int = 1000) -> dict[str, int]:
@@ -434,6 +438,7 @@ def _hybrid_requests(
         query=models.RrfQuery(rrf=models.Rrf(k=query.fusion.k, weights=fusion_weights(query))),
         limit=query.limit,
         with_payload=True,
+        with_vector=[pl.DENSE_VECTOR] if query.explain else False,
     )
     return [
         fused,
@@ -445,7 +450,11 @@ def _hybrid_requests(
 
 
 def _rows(points: Sequence[models.ScoredPoint]) -> list[EnginePoint]:
-    return [EnginePoint(p.id, p.score, p.payload) for p in points]
+    return [EnginePoint(p.id, p.score, p.payload, _dense_of(p.vector)) for p in points]
+
+
+def _dense_of(vectors: Any) -> Sequence[float] | None:
+    return vectors.get(pl.DENSE_VECTOR) if isinstance(vectors, dict) else None
 
 
 @contextlib.contextmanager

@@ -8,7 +8,9 @@ Both adapters run the same plan:
   (dense + sparse prefetch, each ``prefetch_limit`` long and filtered, weighted
   RRF), and the two prefetch lists on their own.  Hit.score = RRF score; each
   hit's ``scores.dense`` / ``scores.sparse`` come from the component lists
-  (None when the hit is not in that list).
+  (None when the hit is not in that list).  The fused rows carry their stored
+  dense vector, so a hit that only the sparse list found still gets its dense
+  cosine (:func:`cosine`): the relevance model needs it for every hit.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ragd.errors import InvalidRequest
 from ragd.store.payload import canonical_id, content_of, meta_of
-from ragd.types import ComponentScores, Hit, StoreQuery
+from ragd.types import ComponentScores, DenseVector, Hit, StoreQuery
 
 
 class SearchKind(enum.Enum):
@@ -56,6 +60,17 @@ class EnginePoint:
     id: object
     score: float
     payload: Mapping[str, Any] | None
+    #: the stored dense vector, when the engine was asked for it (hybrid explain rows)
+    dense: Sequence[float] | None = None
+
+
+def cosine(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float | None:
+    """The cosine of two vectors (None when their sizes differ or either is empty or zero)."""
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if x.shape != y.shape or x.size == 0:
+        return None
+    norm = float(np.linalg.norm(x) * np.linalg.norm(y))
+    return float(x @ y) / norm if norm > 0 else None
 
 
 def scores_by_id(rows: Iterable[EnginePoint]) -> dict[str, float]:
@@ -67,8 +82,12 @@ def assemble_hits(
     rows: Sequence[EnginePoint],
     dense: Mapping[str, float] | None = None,
     sparse: Mapping[str, float] | None = None,
+    query_dense: DenseVector | None = None,
 ) -> list[Hit]:
-    """Hits in engine order with their component scores filled in for explanation."""
+    """Hits in engine order with their component scores filled in for explanation.
+
+    A hybrid hit missing from the dense list gets the cosine of ``query_dense`` and its stored
+    vector (``row.dense``) when both are known."""
     hits = []
     for row in rows:
         point_id = canonical_id(row.id)
@@ -78,9 +97,10 @@ def assemble_hits(
         elif kind is SearchKind.SPARSE:
             scores = ComponentScores(sparse=score)
         else:
-            scores = ComponentScores(
-                dense=(dense or {}).get(point_id), sparse=(sparse or {}).get(point_id), fused=score
-            )
+            dense_score = (dense or {}).get(point_id)
+            if dense_score is None and row.dense is not None and query_dense is not None:
+                dense_score = cosine(query_dense, row.dense)
+            scores = ComponentScores(dense=dense_score, sparse=(sparse or {}).get(point_id), fused=score)
         hits.append(
             Hit(
                 id=point_id,
