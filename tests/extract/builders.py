@@ -301,3 +301,39 @@ def make_scanned_fixture(dpi: int = 100) -> Path:
 
 if __name__ == "__main__":
     print(make_scanned_fixture())
+
+
+def build_epub(chapters: list[str], title: str = "A built book") -> bytes:
+    """A minimal EPUB 3: ``mimetype`` first and stored, the container, the package, one XHTML
+    chapter per body (the bodies are XHTML fragments)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip", compress_type=zipfile.ZIP_STORED)
+        archive.writestr(
+            "META-INF/container.xml",
+            '<?xml version="1.0"?><container version="1.0" '
+            'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+            '<rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+            "</rootfiles></container>",
+        )
+        items = "".join(
+            f'<item id="c{i}" href="chapter{i}.xhtml" media-type="application/xhtml+xml"/>'
+            for i in range(len(chapters))
+        )
+        spine = "".join(f'<itemref idref="c{i}"/>' for i in range(len(chapters)))
+        archive.writestr(
+            "OEBPS/content.opf",
+            '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0" '
+            'unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
+            f'<dc:identifier id="id">built</dc:identifier><dc:title>{title}</dc:title>'
+            f"<dc:language>en</dc:language></metadata><manifest>{items}</manifest>"
+            f"<spine>{spine}</spine></package>",
+        )
+        for i, body in enumerate(chapters):
+            archive.writestr(
+                f"OEBPS/chapter{i}.xhtml",
+                '<?xml version="1.0" encoding="utf-8"?><!DOCTYPE html>'
+                f'<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Chapter {i}</title></head>'
+                f"<body>{body}</body></html>",
+            )
+    return buffer.getvalue()

@@ -1,13 +1,17 @@
-"""HTML nested at any depth is extracted (kreuzberg alone drops text ~63 elements deep)."""
+"""HTML and EPUB chapters nested at any depth are extracted (kreuzberg alone drops text ~63 elements deep)."""
 
 from __future__ import annotations
 
+import io
+import zipfile
+
 import pytest
 
-from ragd.extract.html_depth import MAX_DEPTH, limit_depth
+from ragd.extract.html_depth import MAX_DEPTH, limit_depth, limit_epub_depth
 from ragd.extract.router import RoutingExtractor
 from ragd.types import Blob
 from tests.conftest import shared_path
+from tests.extract.builders import build_epub
 
 
 def _nested(depth: int, tag: str = "div", inner: str = "<p>deep saffron text</p>") -> bytes:
@@ -61,3 +65,25 @@ def test_rewriting_keeps_every_byte_of_text_scripts_and_encoding() -> None:
     assert text in flat  # UTF-8 bytes pass through untouched
     assert flat.count(b"<div>") == 8 + 3  # html, body and 8 divs make the limit; 3 in the script
     assert flat.count(b"</div>") == 8
+
+
+@pytest.mark.parametrize("depth", [61, 300, 20_000])
+def test_epub_chapters_at_any_depth_are_extracted(extractor: RoutingExtractor, depth: int) -> None:
+    deep = f"{'<div>' * depth}<h2>Deep title</h2><p>deep saffron text</p>{'</div>' * depth}"
+    book = build_epub([deep + "<p>shallow text</p>", "<p>second chapter text</p>"])
+    text = extractor.extract(Blob(name="deep.epub", data=book)).text
+    for words in ("Deep title", "deep saffron text", "shallow text", "second chapter text"):
+        assert words in text
+
+
+def test_an_epub_within_the_limit_is_passed_on_byte_for_byte() -> None:
+    book = build_epub(["<div><p>plain chapter</p></div>"])
+    assert limit_epub_depth(book) is book
+    deep = build_epub([f"{'<div>' * 100}<p>x</p>{'</div>' * 100}"])
+    rewritten = limit_epub_depth(deep)
+    with zipfile.ZipFile(io.BytesIO(rewritten)) as package:
+        first = package.infolist()[0]
+        assert (first.filename, first.compress_type) == ("mimetype", zipfile.ZIP_STORED)
+        chapter = package.read("OEBPS/chapter0.xhtml")
+    assert b"<br/>" in chapter and b"<br>" not in chapter  # still XML
+    assert limit_epub_depth(b"not a zip") == b"not a zip"

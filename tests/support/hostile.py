@@ -15,7 +15,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tests.extract.builders import build_docx, build_pdf, build_xlsx
+from tests.extract.builders import build_docx, build_epub, build_pdf, build_xlsx
 
 MB = 1024 * 1024
 _WORDS = [
@@ -79,6 +79,26 @@ def _declared_bomb(scale: float) -> bytes:
     return buffer.getvalue()
 
 
+def _declared(part: str, first: tuple[str, str]) -> Callable[[float], bytes]:
+    """A package of another kind (its first member ``first``) with one part of 1 GiB at full scale."""
+
+    def build(scale: float) -> bytes:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
+            package.writestr(zipfile.ZipInfo(first[0]), first[1], compress_type=zipfile.ZIP_STORED)
+            with package.open(part, "w", force_zip64=True) as body:
+                for _ in range(int(1024 * scale) + 1):
+                    body.write(b" " * MB)
+        return buffer.getvalue()
+
+    return build
+
+
+def _deep_epub(scale: float) -> bytes:
+    depth = int(20_000 * scale)
+    return build_epub([f"{'<div>' * depth}<p>deep saffron ledger</p>{'</div>' * depth}"])
+
+
 def _deep_html(scale: float) -> bytes:
     depth = int(20_000 * scale)
     return f"<html><body>{'<div>' * depth}<p>deep saffron ledger</p>{'</div>' * depth}</body></html>".encode()
@@ -124,7 +144,29 @@ CASES: tuple[Case, ...] = (
     Case(
         "XLSX bomb", "cells.xlsx", _xlsx_bomb, frozenset({"indexed", "FILE_TOO_LARGE", "EXTRACTION_CRASHED"})
     ),
+    Case(
+        "PPTX bomb",
+        "declared.pptx",
+        _declared("ppt/slides/slide1.xml", ("[Content_Types].xml", "<Types/>")),
+        frozenset({"FILE_TOO_LARGE"}),
+        "1 GiB unpacked",
+    ),
+    Case(
+        "ODT bomb",
+        "declared.odt",
+        _declared("content.xml", ("mimetype", "application/vnd.oasis.opendocument.text")),
+        frozenset({"FILE_TOO_LARGE"}),
+        "1 GiB unpacked",
+    ),
+    Case(
+        "EPUB bomb",
+        "declared.epub",
+        _declared("OEBPS/chapter0.xhtml", ("mimetype", "application/epub+zip")),
+        frozenset({"FILE_TOO_LARGE"}),
+        "1 GiB unpacked",
+    ),
     Case("deep HTML", "deep.html", _deep_html, frozenset({"indexed"}), "20,000 nested divs"),
+    Case("deep EPUB", "deep.epub", _deep_epub, frozenset({"indexed"}), "a chapter of 20,000 nested divs"),
     Case("binary junk", "junk.bin", _junk, frozenset({"UNSUPPORTED_TYPE"})),
     Case("junk named .txt", "junk.txt", _junk, frozenset({"EXTRACTION_FAILED"})),
     Case("truncated PDF", "truncated.pdf", _truncated_pdf, frozenset({"EXTRACTION_FAILED"})),

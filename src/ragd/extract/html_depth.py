@@ -8,6 +8,10 @@ than ``MAX_DEPTH`` deep: tags past that depth are left out (a block-level one
 becomes a ``<br>``, so its text stays on its own line), and every character of
 text is kept.  A document within the limit is returned unchanged, byte for byte.
 
+EPUB chapters are XHTML that kreuzberg reads the same way: :func:`limit_epub_depth`
+rewrites the deep ones inside the package (``<br/>`` for XML) and leaves the rest of
+the zip as it was.
+
 It works on the document's bytes read as Latin-1 (a lossless byte-to-character
 mapping), so the file's own encoding passes through untouched.  Tags are found by
 a linear regular-expression scan; ``<script>``, ``<style>`` and ``<textarea>``
@@ -17,7 +21,9 @@ bodies and comments are opaque.  End tags that HTML lets a page omit (``<p>``,
 
 from __future__ import annotations
 
+import io
 import re
+import zipfile
 
 MAX_DEPTH = 48
 
@@ -35,8 +41,41 @@ _BLOCK = frozenset(
 )
 
 
-def limit_depth(html: bytes, max_depth: int = MAX_DEPTH) -> bytes:
-    """``html`` with no element nested deeper than ``max_depth`` (unchanged when none is)."""
+#: members of an EPUB read as (X)HTML chapters
+_CHAPTER_SUFFIXES = (".xhtml", ".html", ".htm")
+
+
+def limit_epub_depth(package: bytes, max_depth: int = MAX_DEPTH) -> bytes:
+    """``package`` (an EPUB) with every chapter nested no deeper than ``max_depth``.
+
+    Unchanged, byte for byte, when no chapter is that deep or the zip cannot be read (its reader
+    reports it).  The zip bomb check (:mod:`ragd.extract.packages`) has run before."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(package)) as source:
+            members = [(info, source.read(info)) for info in source.infolist()]
+    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError):
+        return package
+    rewritten = [
+        (info, limit_depth(body, max_depth, line_break=b"<br/>") if _is_chapter(info.filename) else body)
+        for info, body in members
+    ]
+    if all(new is old for (_, new), (_, old) in zip(rewritten, members, strict=True)):
+        return package
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as target:
+        for info, body in rewritten:  # same names, order and compression (``mimetype`` stays first, stored)
+            target.writestr(info, body, compress_type=info.compress_type)
+    return out.getvalue()
+
+
+def _is_chapter(name: str) -> bool:
+    return name.lower().endswith(_CHAPTER_SUFFIXES)
+
+
+def limit_depth(html: bytes, max_depth: int = MAX_DEPTH, *, line_break: bytes = b"<br>") -> bytes:
+    """``html`` with no element nested deeper than ``max_depth`` (the same object when none is).
+
+    A block element past the limit becomes ``line_break``."""
     if _deepest(html) <= max_depth:
         return html
     out: list[bytes] = []
@@ -66,7 +105,7 @@ def limit_depth(html: bytes, max_depth: int = MAX_DEPTH) -> bytes:
         keep = kept_depth < max_depth
         stack.append((name, keep))
         kept_depth += keep
-        out.append(match.group() if keep else (b"<br>" if name in _BLOCK else b""))
+        out.append(match.group() if keep else (line_break if name in _BLOCK else b""))
     out.append(html[position:])
     return b"".join(out)
 

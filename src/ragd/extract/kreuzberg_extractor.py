@@ -45,7 +45,7 @@ import kreuzberg
 
 from ragd.errors import EmptyDocument, EncryptedDocument, ExtractionError, PayloadTooLarge, UnsupportedType
 from ragd.extract.documents import make_document, normalise_newlines
-from ragd.extract.html_depth import limit_depth
+from ragd.extract.html_depth import limit_depth, limit_epub_depth
 from ragd.extract.markup_fixes import inline_char_refs, strip_html_front_matter, word_table_rows
 from ragd.extract.mime import FileKind, FileType, file_type_for_mime, file_type_for_name
 from ragd.extract.ocr import OcrCheck, TesseractProbe, ocr_disabled, ocr_unavailable
@@ -89,6 +89,8 @@ class KreuzbergExtractor:
             data = _inline_refs(data)
         elif file_type.kind is FileKind.HTML:
             data = limit_depth(data)
+        elif file_type.kind is FileKind.EPUB:
+            data = limit_epub_depth(data)
         result = self._run(call, data, self._config(call, _format(file_type.kind)))
         text = normalise_newlines(result.content).strip()
         if file_type.kind is FileKind.HTML:
