@@ -81,6 +81,7 @@ def test_bucket_outside_the_allow_list_is_403_before_any_fetch(live: LiveServer,
     other = s3_server.bucket({"F1_alpha.md": ALPHA})
     r = ingest(live, other, "F1_alpha.md")
     assert (r.status_code, r.json()["detail"]["code"]) == (403, "INVALID_REQUEST")
+    assert "RAGD_S3__ALLOWED_BUCKETS" in r.json()["detail"]["hint"]  # the setting that exists
     assert reads(s3_server, other) == []
 
 

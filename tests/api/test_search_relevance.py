@@ -57,7 +57,8 @@ def test_over_limit_values_from_open_webui_are_clamped_not_refused(
 ) -> None:
     """A 422 silently turns RAG off in Open WebUI: k and query length are clamped, logged, counted."""
     with caplog.at_level(logging.DEBUG, logger="ragd.api.routes.search"):
-        long_query = "alpha protocol approvals " * 100 + "\x1b[31m"  # 2,500+ characters, a control char
+        # 2,500+ characters with a control character inside the part the clamp keeps
+        long_query = "alpha \x1b[31mprotocol approvals " + "alpha protocol approvals " * 100
         response = _search(server, long_query, k=500)
         assert response.status_code == 200, response.text
         assert 1 <= len(response.json()["documents"][0]) <= 100

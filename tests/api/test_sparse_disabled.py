@@ -30,6 +30,14 @@ async def test_hybrid_falls_back_to_dense_and_sparse_is_refused(
         response = httpx.post(f"{server.url}/search", json=body, headers=AUTH, timeout=60)
         assert response.status_code == 200, response.text
         assert response.json()["documents"][0][0].startswith("# Alpha")
+        metrics = httpx.get(f"{server.url}/metrics", headers=AUTH, timeout=60).text
+        paths = {
+            line.split('path="')[1].split('"')[0]: float(line.rsplit(" ", 1)[1])
+            for line in metrics.splitlines()
+            if line.startswith("hybrid_path_total{")
+        }
+        assert paths.get("dense") == 1.0, paths  # the path that ran, not the one asked for
+        assert "hybrid" not in paths, paths
         retriever = server.app.state.ragd.services.retriever
         with pytest.raises(InvalidRequest, match="sparse"):
             await retriever.search(SearchRequest("alpha", ("kb",), mode=SearchMode.SPARSE))

@@ -308,7 +308,9 @@ def build_epub(chapters: list[str], title: str = "A built book") -> bytes:
     chapter per body (the bodies are XHTML fragments)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip", compress_type=zipfile.ZIP_STORED)
+        archive.writestr(
+            zipfile.ZipInfo("mimetype"), "application/epub+zip", compress_type=zipfile.ZIP_STORED
+        )
         archive.writestr(
             "META-INF/container.xml",
             '<?xml version="1.0"?><container version="1.0" '

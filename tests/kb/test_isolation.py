@@ -222,3 +222,25 @@ def test_tenant_keys_search_only_their_readable_collections_on_the_open_webui_su
             visible = tenant.visible_to(role)
             for dataset_id, ds in tenant.datasets.items():
                 assert (ds["_marker"] in text) == (dataset_id in visible), (role, ds["name"])
+
+
+def _clamped_k(service: Api) -> float:
+    metrics = service.get("/metrics").text
+    lines = [line for line in metrics.splitlines() if line.startswith('search_clamped_total{field="k"}')]
+    return float(lines[0].rsplit(" ", 1)[1]) if lines else 0.0
+
+
+def test_an_over_limit_search_is_counted_even_when_the_key_reads_nothing(
+    world: list[Tenant], service: Api
+) -> None:
+    """Clamping is logged and counted before access narrows the collections: a key that may read
+    none of them still gets its 200 (empty), and the operator still sees the clamp."""
+    first, second = world[0], world[1]
+    foreign = [ds["collection_name"] for ds in second.datasets.values()]
+    before = _clamped_k(service)
+    response = first.keys["reader"].post(
+        "/search", json={"queries": ["x"], "collection_names": foreign, "k": 500}
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["documents"] == [[]]
+    assert _clamped_k(service) == before + 1

@@ -29,6 +29,7 @@ from ragd.errors import Forbidden, InvalidRequest, NotFound
 from ragd.kb.access import readable, require_admin, writable
 from ragd.kb.context import KbContext
 from ragd.kb.files import new_job, remove_file
+from ragd.objects.base import check_bucket
 from ragd.types import Dataset, Job, JobKind, Principal, SourceKind, SourceSpec
 
 
@@ -77,12 +78,6 @@ def check_folder(principal: Principal, path: str, roots: list[Path]) -> str:
     return str(folder)
 
 
-def check_bucket(bucket: str, allowed: Sequence[str]) -> None:
-    """An S3 source's bucket must be allowed now, not only at its first sync."""
-    if allowed and bucket not in allowed:
-        raise Forbidden(f"bucket {bucket!r} is not allowed", hint="add it to RAGD_S3__ALLOWED_BUCKETS")
-
-
 def check_url(principal: Principal, url: str, *, allow_private: bool) -> None:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -118,7 +113,7 @@ async def add_source(
     elif kind is SourceKind.WEB:
         check_url(principal, clean["url"], allow_private=allow_private)
     elif kind is SourceKind.S3:
-        check_bucket(clean["bucket"], allowed_buckets)
+        check_bucket(clean["bucket"], allowed_buckets)  # now, not only at the first sync
     spec = SourceSpec(
         id=str(uuid.uuid4()), dataset_id=dataset.id, kind=kind, config=clean, created_at=time.time()
     )

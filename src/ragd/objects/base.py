@@ -6,10 +6,20 @@ No vendor type crosses this line.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from ragd.errors import Forbidden
+
+
+def check_bucket(bucket: str, allowed: Sequence[str]) -> None:
+    """Refuse a bucket outside ``RAGD_S3__ALLOWED_BUCKETS`` (empty: every bucket is allowed).
+
+    The one check behind S3 ingest references, S3 sources (at creation) and the adapter itself."""
+    if allowed and bucket not in allowed:
+        raise Forbidden(f"bucket {bucket!r} is not allowed", hint="add it to RAGD_S3__ALLOWED_BUCKETS")
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,13 +41,12 @@ from typing import Any, BinaryIO
 
 from ragd.errors import (
     ConfigurationError,
-    Forbidden,
     InvalidRequest,
     ObjectFetchFailed,
     PayloadTooLarge,
     missing_extra,
 )
-from ragd.objects.base import ObjectInfo
+from ragd.objects.base import ObjectInfo, check_bucket
 from ragd.settings import S3Settings
 
 __all__ = ["CHUNK_BYTES", "S3ObjectStore", "write_chunks"]
@@ -194,9 +193,7 @@ class S3ObjectStore:
         return ObjectInfo(key=info.key, size=size, etag=_unquote(response.get("ETag")) or info.etag)
 
     def _check_bucket(self, bucket: str) -> None:
-        allowed = self._settings.allowed_buckets
-        if allowed and bucket not in allowed:
-            raise Forbidden(f"bucket {bucket!r} is not allowed", hint="add it to RAGD_S3__ALLOWED_BUCKETS")
+        check_bucket(bucket, self._settings.allowed_buckets)
 
     @contextmanager
     def _boundary(self, action: str, bucket: str, key: str) -> Iterator[None]:

@@ -132,7 +132,7 @@ class SearchPipeline:
         )
         self._metrics.retrieval_stage.labels("retrieve").observe(time.perf_counter() - started)
         self._metrics.candidates_fetched.observe(len(hits))
-        self._metrics.hybrid_path.labels(request.mode.value).inc()
+        self._metrics.hybrid_path.labels(self._retriever.effective_mode(request.mode).value).inc()
         if self._reranker is None or not hits:
             return hits, "unranked"
         return await self._reranked(query, hits)

@@ -84,10 +84,13 @@ class Retriever:
                 hint="use --mode dense or enable RAGD_SPARSE__ENABLED",
             )
 
+    def effective_mode(self, mode: SearchMode) -> SearchMode:
+        """The mode a search asked for ``mode`` really runs: hybrid is dense without a BM25 index."""
+        return SearchMode.DENSE if mode is SearchMode.HYBRID and self._sparse is None else mode
+
     async def search(self, request: SearchRequest) -> list[Hit]:
         self._check(request)
-        if request.mode is SearchMode.HYBRID and self._sparse is None:
-            request = replace(request, mode=SearchMode.DENSE)  # no BM25 index: dense alone
+        request = replace(request, mode=self.effective_mode(request.mode))
         if not request.query.strip():
             return []
         want = max(request.k, request.candidates or 0)

@@ -25,6 +25,7 @@ from ragd.api.schemas import IngestForm, IngestJson, IngestOk, request_body
 from ragd.bootstrap import Services
 from ragd.errors import Forbidden, InvalidRequest, PayloadTooLarge, RagError, UnsupportedMediaType
 from ragd.ingest.pipeline import Outcome
+from ragd.objects.base import check_bucket
 from ragd.observe.metrics import Metrics
 from ragd.types import Blob, FileRef, IngestStatus
 
@@ -111,9 +112,7 @@ def form_fields(form: Form) -> tuple[IngestJson, Path]:
 async def fetch_s3(svc: Services, spec: IngestJson, dest: Path) -> None:
     if not spec.s3_bucket or not spec.s3_key:
         raise InvalidRequest("JSON ingest needs both s3_bucket and s3_key")
-    allowed = svc.settings.s3.allowed_buckets
-    if allowed and spec.s3_bucket not in allowed:
-        raise Forbidden(f"S3 bucket {spec.s3_bucket!r} is not in S3_ALLOWED_BUCKETS")
+    check_bucket(spec.s3_bucket, svc.settings.s3.allowed_buckets)
     objects = svc.object_store()
     await objects.download(spec.s3_bucket, spec.s3_key, dest, max_bytes=svc.settings.extract.max_file_bytes)
 

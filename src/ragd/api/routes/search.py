@@ -78,16 +78,16 @@ async def search(
     m: Annotated[Metrics, Depends(metrics)],
 ) -> SearchResponse:
     started = time.perf_counter()
+    asked = (body.k, [len(q) for q in body.queries or ()])
+    body, clamped = body.clamp()
+    for field in clamped:  # logged and counted whatever the caller may read
+        log.warning("POST /search: %s over its limit, clamped (k=%d, query lengths %s)", field, *asked)
+        m.search_clamped.labels(field).inc()
     names = await readable_collections(svc, caller, body.collection_names)
     if not names:
         return to_response(PipelineResult(queries=(), hits=()))
     body = body.model_copy(update={"collection_names": names})
     pipeline = "agentic" if isinstance(svc.pipeline, AgenticSearch) else "linear"
-    asked = (body.k, [len(q) for q in body.queries or ()])
-    body, clamped = body.clamp()
-    for field in clamped:
-        log.warning("POST /search: %s over its limit, clamped (k=%d, query lengths %s)", field, *asked)
-        m.search_clamped.labels(field).inc()
     request = to_request(body, svc)
     try:
         result = await svc.pipeline.run(request)
