@@ -234,3 +234,20 @@ def test_chunking_is_per_dataset(acme: dict[str, Api]) -> None:
     refused = editor.patch(f"/api/v1/datasets/{small['id']}", json={"chunking": {"strategy": "token"}})
     assert refused.status_code == 409
     assert time.monotonic() - started < 10
+
+
+def test_a_small_upload_is_not_starved_behind_a_big_one(acme: dict[str, Api]) -> None:
+    """The knowledge-base worker runs jobs side by side and the embedder serves short texts first:
+    a 5 KB file uploaded while a big one is being embedded finishes long before it."""
+    editor = acme["editor"]
+    ds = editor.ok("POST", "/api/v1/datasets", 201, json={"name": "fairness"})
+    words = ("harbour", "ledger", "saffron", "tariff", "quarter", "manifest", "crate", "invoice")
+    big_text = " ".join(words[(i * 7) % len(words)] + str(i % 97) for i in range(25_000))  # one line
+    big = upload(editor, ds["id"], ("big.txt", big_text.encode()[:195_000]))["job"]
+    time.sleep(1.0)  # the big file is being embedded
+    small = upload(editor, ds["id"], ("small.txt", b"A short note about the harbour tariff. " * 130))["job"]
+    small_done = editor.wait_job(small["id"])
+    big_done = editor.wait_job(big["id"])
+    assert (small_done["status"], big_done["status"]) == ("succeeded", "succeeded")
+    assert small_done["finished_at"] < big_done["finished_at"], "the small file waited for the big one"
+    assert small_done["finished_at"] - small_done["started_at"] < 5.0
