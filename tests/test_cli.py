@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from ragd.cli.app import app
 from tests.conftest import shared_path
+from tests.support.knobs_corpus import CAR, FILES, HARBOUR
 from tests.support.listing import FailingListing
 
 
@@ -142,3 +143,30 @@ def test_ingest_shared_documents_indexes_every_supported_file(cli: CliRunner) ->
     assert indexed >= len(files) - 3, "only scanned-without-OCR or unsupported files may fail"
     if result.exit_code == 1:
         assert failed_lines, "failures are listed with their codes"
+
+
+def test_search_knobs_on_the_command_line(
+    cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ragd search`` runs the pipeline with the same knobs as the HTTP surfaces."""
+    folder = tmp_path / "knobs"
+    folder.mkdir()
+    for _, name, data in FILES:
+        (folder / name).write_bytes(data)
+    monkeypatch.setenv("RAGD_CHUNKING__TOKEN_SIZE", "40")
+    monkeypatch.setenv("RAGD_CHUNKING__TOKEN_OVERLAP", "0")
+    assert cli.invoke(app, ["ingest", str(folder), "-c", "k"]).exit_code == 0
+
+    def names(query: str, *options: str) -> list[str]:
+        result = cli.invoke(app, ["search", query, "-c", "k", "--json", "-k", "3", *options])
+        assert result.exit_code == 0, result.output
+        return [h["meta"]["name"] for h in json.loads(result.output)]
+
+    assert names(CAR, "--vector-weight", "0")[0] == "parking.md"
+    assert names(CAR, "--vector-weight", "1")[0] == "engine.md"
+    capped = names(HARBOUR, "--max-per-file", "1")
+    assert len(set(capped)) == len(capped) == 3
+    assert names(HARBOUR, "--diversity", "0.7").count("tariffs.md") < names(HARBOUR).count("tariffs.md")
+    assert names(CAR, "--min-score", "1") == []
+    bad = cli.invoke(app, ["search", CAR, "--vector-weight", "2"], env={"COLUMNS": "300"})
+    assert bad.exit_code == 2

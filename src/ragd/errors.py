@@ -32,6 +32,7 @@ exception handler and the CLI prints ``code: message``.
     ├── PageFetchFailed (FETCH_FAILED, 502)          a crawled web page
     ├── SparseEmbeddingFailed (SPARSE_EMBEDDING_FAILED, 500)
     └── StoreError (QDRANT_WRITE_FAILED, 503)
+        ├── StoreReadFailed (QDRANT_READ_FAILED, 503)    a search, count, scroll or facet failed
         ├── StoreUnavailable (STORE_UNAVAILABLE, 503)
         ├── StorageFull (STORAGE_FULL, 507)              the data disk is (nearly) full: writes refused
         └── StoreLocked (STORE_LOCKED, 409)
@@ -197,6 +198,21 @@ class CatalogUnavailable(RagError):
 class StoreError(RagError):
     code = "QDRANT_WRITE_FAILED"
     http_status = 503
+
+
+class StoreReadFailed(StoreError):
+    """A read (search, count, scroll, facet) failed in the engine: not a write."""
+
+    code = "QDRANT_READ_FAILED"
+
+
+#: the store operations that only read: a failure there is QDRANT_READ_FAILED
+STORE_READS = frozenset({"search", "count", "scroll", "facet", "info"})
+
+
+def store_failure(what: str, message: str) -> StoreError:
+    """The error for a failed store operation ``what``: a read or a write."""
+    return StoreReadFailed(message) if what in STORE_READS else StoreError(message)
 
 
 class StoreUnavailable(StoreError):

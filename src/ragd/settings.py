@@ -164,6 +164,12 @@ class RetrievalSettings(BaseModel):
     foreign_dense_weight: float = Field(
         0.25, ge=0, le=1, description="dense weight in RRF when the query's language is not the model's"
     )
+    vector_weight: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="hybrid: the dense list's share of the fusion, BM25 gets the rest (0.5: plain RRF)",
+    )
     min_score: float = Field(
         0.0,
         ge=0,
@@ -249,6 +255,12 @@ class ChatSettings(BaseModel):
         ge=0,
         le=1,
         description="sources below this relevance are not given to the model (rag_min_score); 0: none",
+    )
+    near_duplicates: float | None = Field(
+        0.95,
+        ge=0,
+        le=1,
+        description="a source whose dense cosine to a better one is at least this is left out; null: keep",
     )
     context_token_budget: int = Field(
         3000, ge=1, description="tokens of source text in the context; sources past it are left out whole"

@@ -205,6 +205,31 @@ class Hit:
     score: float
     scores: ComponentScores = ComponentScores()
     relevance: float = 0.0
+    #: the chunk's stored dense vector when the search returned it (diversity needs it); never serialised
+    vector: DenseVector | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchKnobs:
+    """How a search filters and ranks, the same on every surface (docs/search-knobs.md).
+
+    Each surface maps its own field names onto this record once (``/search``, the dataset search,
+    the chat proxy's ``rag_*`` fields, the CLI); the pipeline reads nothing else."""
+
+    #: drop hits whose relevance (absolute, [0, 1]) is below this; 0 keeps every hit
+    min_score: float = 0.0
+    #: hybrid: the dense list's share of the fusion (0-1, BM25 gets the rest); None: the setting
+    vector_weight: float | None = None
+    #: MMR: 0 keeps the ranking, higher trades relevance for variety (MMR's λ = 1 - diversity)
+    diversity: float = 0.0
+    #: at most this many hits of one file; None: no cap
+    max_per_file: int | None = None
+    #: drop a hit whose dense cosine to a better-ranked one is at least this; None: keep them
+    near_duplicates: float | None = None
+
+    @property
+    def diversifies(self) -> bool:
+        return self.diversity > 0 or self.max_per_file is not None or self.near_duplicates is not None
 
 
 @dataclass(frozen=True, slots=True)

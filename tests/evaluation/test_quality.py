@@ -30,7 +30,7 @@ async def run_eval(
         indexed = await index_dataset(services.ingestor, dataset)
         assert indexed.documents + indexed.empty == len(dataset.corpus)
         await services.store.optimize()
-        return {m: await evaluate_mode(services.retriever, dataset, m) for m in modes}
+        return {m: await evaluate_mode(services.pipeline, dataset, m) for m in modes}
 
 
 @pytest.mark.skipif(

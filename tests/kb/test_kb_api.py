@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from ragd.cli.app import app as cli
 from tests.kb.conftest import Api, new_tenant
+from tests.support.knobs_corpus import CAR, FILES, HARBOUR
 from tests.support.live_server import LiveServer
 
 ALPHA = b"# Alpha\nThe alpha protocol requires three approvals from the steering board.\n"
@@ -251,3 +252,31 @@ def test_a_small_upload_is_not_starved_behind_a_big_one(acme: dict[str, Api]) ->
     assert (small_done["status"], big_done["status"]) == ("succeeded", "succeeded")
     assert small_done["finished_at"] < big_done["finished_at"], "the small file waited for the big one"
     assert small_done["finished_at"] - small_done["started_at"] < 5.0
+
+
+def test_the_dataset_search_honours_the_search_knobs(acme: dict[str, Api]) -> None:
+    """vector_weight, max_per_file and diversity on POST /api/v1/datasets/{id}/search and
+    /api/v1/search, with the corpus of tests/api/test_search_knobs.py."""
+    editor = acme["editor"]
+    body = {"name": "knobs", "chunking": {"strategy": "token", "size": 40, "overlap": 0}}
+    ds = editor.ok("POST", "/api/v1/datasets", 201, json=body)
+    job = upload(editor, ds["id"], *((name, data) for _, name, data in FILES))["job"]
+    assert editor.wait_job(job["id"])["status"] == "succeeded"
+
+    def names(query: str, k: int = 3, **knobs: object) -> list[str]:
+        path = f"/api/v1/datasets/{ds['id']}/search"
+        found = editor.ok("POST", path, json={"query": query, "k": k, **knobs})["results"]
+        return [r["name"] for r in found]
+
+    assert names(CAR, vector_weight=0.0)[0] == "parking.md"
+    assert names(CAR, vector_weight=1.0)[0] == "engine.md"
+    plain, capped = names(HARBOUR), names(HARBOUR, max_per_file=1)
+    assert len(set(capped)) == len(capped) == 3
+    assert plain.count("tariffs.md") > 1
+    assert names(HARBOUR, diversity=0.7).count("tariffs.md") < plain.count("tariffs.md")
+    across = editor.ok(
+        "POST", "/api/v1/search", json={"query": CAR, "k": 3, "dataset_ids": [ds["id"]], "vector_weight": 1.0}
+    )
+    assert across["results"][0]["name"] == "engine.md"
+    bad = editor.post(f"/api/v1/datasets/{ds['id']}/search", json={"query": CAR, "vector_weight": 2})
+    assert bad.status_code == 422

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragd.types import Citation, Message
+from ragd.types import Citation, Message, SearchKnobs
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,8 +16,8 @@ class ChatRequest:
     messages: tuple[Message, ...]
     top_k: int
     tools: bool = True
-    #: sources below this relevance are not given to the model
-    min_score: float = 0.0
+    #: how sources are retrieved: relevance floor, fusion weight, diversity, near-duplicates
+    knobs: SearchKnobs = field(default_factory=SearchKnobs)
     #: OpenAI request fields passed on as given (temperature, max_tokens, stop …)
     params: Mapping[str, Any] = field(default_factory=dict)
     include_usage: bool = False

@@ -113,7 +113,7 @@ class ChatAnswerer:
                 k=request.top_k,
                 mode=self._mode,
                 deadline_s=self._deadline,
-                min_score=request.min_score,
+                knobs=request.knobs,
             )
         )
         return fit_budget(number_hits(result.hits), self._counter, self._settings.context_token_budget)
@@ -130,7 +130,7 @@ class ChatAnswerer:
                     k=max(request.top_k, 1),
                     mode=self._mode,
                     deadline_s=self._deadline,
-                    min_score=request.min_score,
+                    knobs=request.knobs,
                 )
             )
             return list(result.hits)

@@ -45,6 +45,7 @@ from ragd.errors import (
     SparseEmbeddingFailed,
     StorageFull,
     StoreError,
+    StoreReadFailed,
     UnsupportedMediaType,
     UnsupportedType,
 )
@@ -76,6 +77,7 @@ _COMPAT: tuple[tuple[type[RagError], int, str], ...] = (
     (ObjectFetchFailed, 500, "S3_FETCH_FAILED"),
     (NotReady, 503, "PIPELINE_FAILED"),
     (StorageFull, 507, "STORAGE_FULL"),
+    (StoreReadFailed, 500, "QDRANT_READ_FAILED"),
     (StoreError, 500, "QDRANT_WRITE_FAILED"),
 )
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ragd.api.schemas import MinScore
+from ragd.api.schemas import KnobFields
 from ragd.types import (
     ApiKeyInfo,
     ChunkingSpec,
@@ -81,12 +81,11 @@ class SourceCreate(_Body):
         return SourceKind.parse(str(v))
 
 
-class SearchBody(_Body):
+class SearchBody(_Body, KnobFields):
     query: str = Field(min_length=1, max_length=2000)
     k: int = Field(5, ge=1, le=100)
     mode: SearchMode = SearchMode.HYBRID
     dataset_ids: list[str] | None = Field(None, max_length=100, description="default: every readable dataset")
-    min_score: MinScore = None
 
     @field_validator("mode", mode="before")
     @classmethod

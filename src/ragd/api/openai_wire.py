@@ -87,6 +87,21 @@ class ChatCompletionBody(ModelField):
         validation_alias=AliasChoices("rag_min_score", "rag_score_threshold"),
         description="sources below this relevance (0-1) are not given to the model; default chat.min_score",
     )
+    rag_vector_weight: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="hybrid: the dense list's share of the fusion; default retrieval.vector_weight",
+    )
+    rag_diversity: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="MMR over the sources: 0 (default) keeps the ranking, higher favours variety",
+    )
+    rag_max_per_file: int | None = Field(
+        None, ge=1, le=50, description="at most this many sources of one file"
+    )
 
     @property
     def include_usage(self) -> bool:

@@ -12,6 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ragd.settings import RetrievalSettings
+from ragd.types import SearchKnobs
+
 COLLECTION_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
 
 
@@ -60,12 +63,37 @@ MinScore = Annotated[
 ]
 
 
-class SearchBody(BaseModel):
+class KnobFields(BaseModel):
+    """The search knobs on a search body (``POST /search`` extensions, the dataset search)."""
+
+    min_score: MinScore = None
+    vector_weight: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="hybrid: the dense list's share of the fusion, BM25 gets the rest; "
+        "default RAGD_RETRIEVAL__VECTOR_WEIGHT (0.5, plain RRF)",
+    )
+    diversity: float | None = Field(
+        None, ge=0, le=1, description="MMR: 0 (default) keeps the ranking, higher favours variety"
+    )
+    max_per_file: int | None = Field(None, ge=1, le=100, description="at most this many hits of one file")
+
+    def knobs(self, defaults: RetrievalSettings) -> SearchKnobs:
+        """This body's knobs, settings filling what it leaves out."""
+        return SearchKnobs(
+            min_score=defaults.min_score if self.min_score is None else self.min_score,
+            vector_weight=self.vector_weight,
+            diversity=self.diversity or 0.0,
+            max_per_file=self.max_per_file,
+        )
+
+
+class SearchBody(KnobFields):
     queries: list[str] | None = Field(None, max_length=10)
     messages: list[ChatMessage] | None = Field(None, max_length=50)
     collection_names: list[str] = Field(min_length=1, max_length=20)
     k: int = Field(5, ge=1, description=f"results; above {MAX_SEARCH_K} is clamped to {MAX_SEARCH_K}")
-    min_score: MinScore = None
     retrieval_query_generation_prompt_template: str | None = Field(None, max_length=8000)
 
     def clamp(self) -> tuple[SearchBody, list[str]]:

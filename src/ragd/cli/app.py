@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import sys
 import time
@@ -23,9 +25,9 @@ from ragd.evaluation.runner import evaluate_mode, index_dataset
 from ragd.ingest.batch import ingest_files
 from ragd.ingest.sources import collect
 from ragd.observe.logging import configure_logging
-from ragd.retrieve.search import SearchRequest
+from ragd.retrieve.pipeline import PipelineRequest
 from ragd.settings import Settings
-from ragd.types import IngestReport, IngestStatus, PointFilter, SearchMode
+from ragd.types import IngestReport, IngestStatus, PointFilter, SearchKnobs, SearchMode
 
 app = typer.Typer(
     name="ragd",
@@ -110,26 +112,52 @@ def ingest(
         raise typer.Exit(1)
 
 
+Weight = Annotated[
+    float | None,
+    typer.Option(
+        "--vector-weight", min=0.0, max=1.0, help="hybrid: dense share of the fusion (default: the setting)"
+    ),
+]
+Diversity = Annotated[
+    float, typer.Option("--diversity", min=0.0, max=1.0, help="MMR: 0 keeps the ranking, higher: variety")
+]
+PerFile = Annotated[int | None, typer.Option("--max-per-file", min=1, max=100, help="at most n hits a file")]
+Floor = Annotated[
+    float | None, typer.Option("--min-score", min=0.0, max=1.0, help="drop hits below this relevance")
+]
+
+
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="what to look for")],
     collection: Annotated[list[str] | None, typer.Option("--collection", "-c", help="repeatable")] = None,
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="number of results")] = 5,
     mode: Annotated[str, typer.Option("--mode", "-m", help="dense, sparse or hybrid")] = "hybrid",
+    vector_weight: Weight = None,
+    diversity: Diversity = 0.0,
+    max_per_file: PerFile = None,
+    min_score: Floor = None,
     explain: Annotated[bool, typer.Option("--explain", help="show dense/sparse/fused scores")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
     data_dir: DataDir = None,
 ) -> None:
-    """Search indexed documents."""
+    """Search indexed documents (the same pipeline as POST /search: reranker and agent included)."""
     settings = load_settings(data_dir)
     try:
         parsed = SearchMode.parse(mode)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--mode") from exc
     names = tuple(collection or [settings.default_collection])
+    knobs = SearchKnobs(
+        min_score=settings.retrieval.min_score if min_score is None else min_score,
+        vector_weight=vector_weight,
+        diversity=diversity,
+        max_per_file=max_per_file,
+    )
 
     async def job(services: Services) -> None:
-        hits = await services.retriever.search(SearchRequest(query, names, k=k, mode=parsed, explain=explain))
+        request = PipelineRequest(collections=names, queries=(query,), k=k, mode=parsed, knobs=knobs)
+        hits = list((await services.pipeline.run(request)).hits)
         if as_json:
             sys.stdout.write(render.hits_json(hits) + "\n")
         else:
@@ -145,33 +173,51 @@ def evaluate(
     ],
     mode: Annotated[list[str] | None, typer.Option("--mode", "-m", help="repeatable; default: all")] = None,
     max_queries: Annotated[int | None, typer.Option("--max-queries", min=1)] = None,
+    split: Annotated[
+        str, typer.Option("--split", help="qrels split: test, or train/dev to tune on")
+    ] = "test",
+    vector_weight: Weight = None,
+    diversity: Diversity = 0.0,
+    max_per_file: PerFile = None,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable output on stdout")] = False,
     data_dir: Annotated[
         Path | None, typer.Option("--data-dir", help="index folder (default: DATA_DIR/eval)")
     ] = None,
 ) -> None:
-    """Index BEIR datasets and report nDCG@10, recall@100, MRR@10 and latency per mode."""
+    """Index BEIR datasets and report nDCG@10, recall@100, MRR@10 and latency per mode.
+
+    Queries run through the search pipeline (the configured reranker included), with BEIR's
+    conventions: a hit on the query's own document is ignored."""
     base = Settings()
     settings = base.model_copy(update={"data_dir": data_dir or base.data_dir / "eval"})
     try:
         modes = [SearchMode.parse(m) for m in (mode or [m.value for m in SearchMode])]
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--mode") from exc
+    knobs = SearchKnobs(vector_weight=vector_weight, diversity=diversity, max_per_file=max_per_file)
+    shown = err_console if as_json else console  # stdout stays JSON
 
     async def job(services: Services) -> None:
+        report = []
         for folder in datasets:
-            data = load_dataset(folder, max_queries=max_queries)
-            with RateProgress(console, f"Indexing {data.name}", len(data.corpus), unit="docs") as bar:
+            data = load_dataset(folder, split=split, max_queries=max_queries)
+            with RateProgress(shown, f"Indexing {data.name}", len(data.corpus), unit="docs") as bar:
                 indexed = await index_dataset(services.ingestor, data, tick=lambda n: bar.advance(steps=n))
             await services.store.optimize()
             results = []
             for m in modes:
-                with RateProgress(
-                    console, f"{data.name} {m.value}", len(data.queries), unit="queries"
-                ) as bar:
+                with RateProgress(shown, f"{data.name} {m.value}", len(data.queries), unit="queries") as bar:
                     results.append(
-                        await evaluate_mode(services.retriever, data, m, tick=lambda n: bar.advance(steps=n))
+                        await evaluate_mode(
+                            services.pipeline, data, m, knobs=knobs, tick=lambda n: bar.advance(steps=n)
+                        )
                     )
-            render.eval_table(console, data.name, indexed, results)
+            if as_json:
+                report.append(render.eval_json(data.name, indexed, results))
+            else:
+                render.eval_table(console, data.name, indexed, results)
+        if as_json:
+            sys.stdout.write(json.dumps({"knobs": dataclasses.asdict(knobs), "datasets": report}) + "\n")
 
     _run(settings, job)
 
@@ -263,7 +309,8 @@ def demo(
                 on_done=lambda r: bar.advance(chunks=r.chunks, failed=r.status is IngestStatus.FAILED),
             )
         render.ingest_summary(console, reports, time.perf_counter() - started)
-        hits = await services.retriever.search(SearchRequest(question, ("ragd-docs",), k=3, explain=True))
+        request = PipelineRequest(collections=("ragd-docs",), queries=(question,), k=3)
+        hits = list((await services.pipeline.run(request)).hits)
         console.print()
         render.hits(console, question, hits, explain=True)
 

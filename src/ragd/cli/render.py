@@ -86,6 +86,29 @@ def ingest_summary(console: Console, reports: Sequence[IngestReport], seconds: f
     console.print(table)
 
 
+def eval_json(name: str, index: IndexResult, results: Sequence[ModeResult]) -> dict[str, object]:
+    """One dataset's figures for ``ragd eval --json``."""
+    return {
+        "dataset": name,
+        "documents": index.documents,
+        "chunks": index.chunks,
+        "empty_documents": index.empty,
+        "index_seconds": round(index.seconds, 3),
+        "modes": [
+            {
+                "mode": r.mode.value,
+                "ndcg_at_10": round(r.ndcg_at_10, 6),
+                "recall_at_100": round(r.recall_at_100, 6),
+                "mrr_at_10": round(r.mrr_at_10, 6),
+                "p50_ms": round(r.p50_ms, 3),
+                "p95_ms": round(r.p95_ms, 3),
+                "queries": r.queries,
+            }
+            for r in results
+        ],
+    }
+
+
 def eval_table(console: Console, name: str, index: IndexResult, results: Sequence[ModeResult]) -> None:
     console.print(
         f"\n[bold]{escape(name)}[/bold]: {index.documents} documents, {index.chunks} chunks indexed "

@@ -1,8 +1,11 @@
 """``ragd eval``: index a BEIR corpus through the real pipeline, then score every mode.
 
 Documents are chunked and embedded like any file (``Ingestor.ingest_document``);
-a query's chunk hits are pooled per document by their best score.  Re-running
-on the same data dir skips documents that are already indexed.
+queries go through the search pipeline every other surface uses (the configured
+reranker and knobs included); a query's chunk hits are pooled per document by
+their best score.  As in BEIR's evaluation, a hit whose document id equals the
+query id is ignored (corpora whose queries are also documents).  Re-running on
+the same data dir skips documents that are already indexed.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from ragd.errors import EmptyDocument
 from ragd.evaluation.beir import Dataset
 from ragd.evaluation.metrics import mean, mrr_at, ndcg_at, percentile, recall_at
 from ragd.ingest.pipeline import Ingestor
-from ragd.retrieve.search import Retriever, SearchRequest
-from ragd.types import Document, FileRef, Hit, SearchMode
+from ragd.retrieve.pipeline import PipelineRequest, Searcher
+from ragd.types import Document, FileRef, Hit, SearchKnobs, SearchMode
 
 Tick = Callable[[int], None]
 
@@ -76,26 +79,37 @@ async def index_dataset(
     return IndexResult(len(dataset.corpus) - empty, chunks, time.perf_counter() - started, empty)
 
 
-def pool_by_document(hits: Sequence[Hit]) -> dict[str, float]:
-    """Best score per document (hits come best first, so the first one wins)."""
+def pool_by_document(hits: Sequence[Hit], query_id: str | None = None) -> dict[str, float]:
+    """Best score per document (hits come best first, so the first one wins); the query's own
+    document, when the corpus holds it, is left out (BEIR's convention)."""
     run: dict[str, float] = {}
     for hit in hits:
-        run.setdefault(str(hit.meta.get("file_id")), hit.score)
+        doc = str(hit.meta.get("file_id"))
+        if doc != query_id:
+            run.setdefault(doc, hit.score)
     return run
 
 
 async def evaluate_mode(
-    retriever: Retriever, dataset: Dataset, mode: SearchMode, *, depth: int = 100, tick: Tick | None = None
+    searcher: Searcher,
+    dataset: Dataset,
+    mode: SearchMode,
+    *,
+    knobs: SearchKnobs | None = None,
+    depth: int = 100,
+    tick: Tick | None = None,
 ) -> ModeResult:
+    """Score one mode; ``2 x depth`` chunks per query are pooled into documents."""
     collection = collection_for(dataset)
     ndcg, recall, mrr, latency = [], [], [], []
     for qid, text in dataset.queries.items():
         started = time.perf_counter()
-        hits = await retriever.search(
-            SearchRequest(text, (collection,), k=depth, mode=mode, candidates=2 * depth)
+        request = PipelineRequest(
+            collections=(collection,), queries=(text,), k=2 * depth, mode=mode, knobs=knobs or SearchKnobs()
         )
+        hits = (await searcher.run(request)).hits
         latency.append((time.perf_counter() - started) * 1000)
-        run = pool_by_document(hits)
+        run = pool_by_document(hits, qid)
         qrels = dataset.qrels[qid]
         ndcg.append(ndcg_at(run, qrels, 10))
         recall.append(recall_at(run, qrels, 100))

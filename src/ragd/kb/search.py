@@ -13,7 +13,7 @@ from ragd.errors import InvalidRequest
 from ragd.kb.access import readable_datasets
 from ragd.kb.context import KbContext
 from ragd.retrieve.pipeline import PipelineRequest, Searcher
-from ragd.types import Dataset, Hit, Principal, SearchMode
+from ragd.types import Dataset, Hit, Principal, SearchKnobs, SearchMode
 
 MAX_QUERY_CHARS = 2000
 
@@ -34,7 +34,7 @@ async def search_datasets(
     k: int = 5,
     mode: SearchMode = SearchMode.HYBRID,
     deadline_s: float | None = None,
-    min_score: float = 0.0,
+    knobs: SearchKnobs | None = None,
 ) -> ScopedHits:
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidRequest(f"a query is at most {MAX_QUERY_CHARS} characters")
@@ -47,7 +47,7 @@ async def search_datasets(
         k=k,
         mode=mode,
         deadline_s=deadline_s,
-        min_score=min_score,
+        knobs=knobs or SearchKnobs(),
     )
     result = await searcher.run(request)
     return ScopedHits(tuple(datasets), result.hits)

@@ -3,7 +3,8 @@
     request -> resolve queries (explicit | LLM-generated | last user turn)
             -> per query: retrieve k x multiplier candidates -> rerank (fails open)
             -> merge across queries (best score per chunk) -> de-duplicate
-            -> drop hits below ``min_score`` relevance -> top k
+            -> drop hits below ``min_score`` relevance -> drop near-duplicates (opt-in)
+            -> top k, by MMR and a per-file cap when asked (:mod:`ragd.retrieve.diversity`)
 
 All queries' results come back as **one** ranked list: Open WebUI reads only
 the first list of a ``/search`` response, so per-query lists would lose every
@@ -24,14 +25,19 @@ from typing import Protocol
 from ragd.errors import RagError
 from ragd.observe.metrics import Metrics
 from ragd.rerank.base import Reranker
+from ragd.retrieve.diversity import diversify, drop_near_duplicates
 from ragd.retrieve.queries import QueryGenerator, resolve_queries
 from ragd.retrieve.ranking import apply_rerank, dedup_by_content, merge_best
 from ragd.retrieve.relevance import above
 from ragd.retrieve.search import Retriever, SearchRequest
 from ragd.settings import RerankSettings
-from ragd.types import Hit, Message, SearchMode
+from ragd.types import Hit, Message, SearchKnobs, SearchMode
 
 log = logging.getLogger(__name__)
+
+#: with diversity asked for, each query fetches k x this candidates (at most MAX_DIVERSITY_POOL)
+DIVERSITY_POOL = 4
+MAX_DIVERSITY_POOL = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +50,8 @@ class PipelineRequest:
     prompt_template: str | None = None
     #: wall-clock bound on the whole run; past it, what was retrieved so far is returned
     deadline_s: float | None = None
-    #: hits whose relevance (absolute, [0, 1]) is below this are dropped; 0 keeps every hit
-    min_score: float = 0.0
+    #: floors, fusion weight, diversity: one record for every surface
+    knobs: SearchKnobs = field(default_factory=SearchKnobs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,20 +120,29 @@ class SearchPipeline:
             )
             notes = ("deadline",)
         outcome = _rerank_outcome([o for _, o in per_query])
-        merged = above(dedup_by_content(merge_best(hits for hits, _ in per_query)), request.min_score)
-        self._metrics.results_returned.observe(min(len(merged), request.k))
-        return PipelineResult(
-            queries=tuple(queries), hits=tuple(merged[: request.k]), rerank=outcome, notes=notes
-        )
+        knobs = request.knobs
+        merged = above(dedup_by_content(merge_best(hits for hits, _ in per_query)), knobs.min_score)
+        if knobs.near_duplicates is not None:
+            merged = drop_near_duplicates(merged, knobs.near_duplicates)
+        chosen = diversify(merged, request.k, diversity=knobs.diversity, max_per_file=knobs.max_per_file)
+        self._metrics.results_returned.observe(len(chosen))
+        return PipelineResult(queries=tuple(queries), hits=tuple(chosen), rerank=outcome, notes=notes)
 
     async def _one(self, query: str, request: PipelineRequest) -> tuple[list[Hit], str]:
         want = request.k
         if self._reranker is not None:
             want = min(max(request.k * self._rerank.multiplier, request.k), self._rerank.max_candidates)
+        if request.knobs.diversifies:  # room to choose from
+            want = max(want, min(max(request.k * DIVERSITY_POOL, 20), MAX_DIVERSITY_POOL))
         started = time.perf_counter()
         hits = await self._retriever.search(
             SearchRequest(
-                query=query, collections=request.collections, k=request.k, mode=request.mode, candidates=want
+                query=query,
+                collections=request.collections,
+                k=request.k,
+                mode=request.mode,
+                candidates=want,
+                vector_weight=request.knobs.vector_weight,
             )
         )
         self._metrics.retrieval_stage.labels("retrieve").observe(time.perf_counter() - started)

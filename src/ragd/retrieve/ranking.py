@@ -61,20 +61,29 @@ def dedup_by_content(hits: Iterable[Hit]) -> list[Hit]:
     return out
 
 
+def dense_understands(query_language: str | None, model_languages: Sequence[str]) -> bool:
+    """Whether the dense model was trained on the query's language (unknown: assumed so)."""
+    return query_language is None or query_language in model_languages or "*" in model_languages
+
+
 def fusion_for_language(
     query_language: str | None,
     model_languages: Sequence[str],
     *,
     k: int,
     foreign_dense_weight: float,
+    vector_weight: float = 0.5,
 ) -> FusionParams:
-    """Weights for RRF: trust the dense model less for a query in a language it wasn't trained on.
-
-    An unknown language (short or mixed query) keeps equal weights.
+    """Weights for RRF: ``vector_weight`` w (0-1) to the dense list, the rest to BM25, scaled so that
+    0.5 is plain RRF (weights 1 and 1): ``w_dense = 2w``, ``w_sparse = 2(1 - w)``, each path adding
+    Qdrant's weighted term for its rank (module docstring; a weight of 0 adds nothing).  The dense
+    weight is further multiplied by ``foreign_dense_weight`` for a query in a language the model
+    wasn't trained on; an unknown language (short or mixed query) counts as understood.
     """
-    if query_language is None or query_language in model_languages or "*" in model_languages:
-        return FusionParams(k=k)
-    return FusionParams(k=k, dense_weight=foreign_dense_weight, sparse_weight=1.0)
+    dense, sparse = 2.0 * vector_weight, 2.0 * (1.0 - vector_weight)
+    if not dense_understands(query_language, model_languages):
+        dense *= foreign_dense_weight
+    return FusionParams(k=k, dense_weight=dense, sparse_weight=sparse)
 
 
 def prefetch_limit(k: int, multiplier: int, minimum: int) -> int:

@@ -22,6 +22,7 @@ from ragd.errors import InvalidRequest
 from ragd.language import detect_language
 from ragd.retrieve.ranking import (
     dedup_by_content,
+    dense_understands,
     fusion_for_language,
     needs_deeper_page,
     normalise_scores,
@@ -46,6 +47,8 @@ class SearchRequest:
     candidates: int | None = None
     #: kept for callers that ask; hybrid hits always carry their component scores (relevance needs them)
     explain: bool = False
+    #: hybrid: the dense list's share of the fusion (0-1, BM25 gets the rest); None: the setting
+    vector_weight: float | None = None
 
 
 class Retriever:
@@ -95,11 +98,16 @@ class Retriever:
             return []
         want = max(request.k, request.candidates or 0)
         sparse_vec = self._sparse_query(request.query, request.mode)
+        language = detect_language(request.query) if request.mode is SearchMode.HYBRID else None
+        weight = self._settings.vector_weight if request.vector_weight is None else request.vector_weight
+        if not 0.0 <= weight <= 1.0:
+            raise InvalidRequest(f"vector_weight must be between 0 and 1, got {weight}")
         fusion = fusion_for_language(
-            detect_language(request.query) if request.mode is SearchMode.HYBRID else None,
+            language,
             self._languages,
             k=self._settings.rrf_k,
             foreign_dense_weight=self._settings.foreign_dense_weight,
+            vector_weight=weight,
         )
         depth = prefetch_limit(want, self._settings.prefetch_multiplier, self._settings.prefetch_min)
 
@@ -130,7 +138,7 @@ class Retriever:
             ranked = dedup_by_content(normalise_scores(hits, request.mode, fusion))
         log.debug("search mode=%s hits=%d fusion=%s", request.mode.value, len(ranked), fusion)
         terms = len(sparse_vec.indices) if sparse_vec is not None else 0
-        trusted = request.mode is not SearchMode.HYBRID or fusion.dense_weight >= 1.0
+        trusted = request.mode is not SearchMode.HYBRID or dense_understands(language, self._languages)
         return with_relevance(ranked[:want], terms, dense_trusted=trusted)
 
     def _sparse_query(self, text: str, mode: SearchMode) -> SparseVector | None:

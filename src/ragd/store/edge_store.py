@@ -36,6 +36,7 @@ from ragd.errors import (
     StoreError,
     StoreLocked,
     StoreUnavailable,
+    store_failure,
 )
 from ragd.settings import StoreSettings
 from ragd.store import payload as pl
@@ -374,6 +375,7 @@ def _search(shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning, exclude
             filter=edge_filter,
             params=params if kind is SearchKind.DENSE else None,
             with_payload=True,
+            with_vector=[pl.DENSE_VECTOR] if query.explain else False,
         )
         return assemble_hits(kind, _rows(_engine(lambda: shard.query(request), "search")))
     requests = _hybrid_requests(query, edge_filter, params)
@@ -547,4 +549,4 @@ def _engine(fn: Callable[[], T], what: str) -> T:
             ) from exc
         if "incompatible" in text.lower():
             raise IndexMismatch(f"Qdrant Edge {what}: {text}", hint=FIX_HINT) from exc
-        raise StoreError(f"Qdrant Edge {what} failed: {text}") from exc
+        raise store_failure(what, f"Qdrant Edge {what} failed: {text}") from exc

@@ -25,7 +25,15 @@ import httpx
 from qdrant_client import AsyncQdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from ragd.errors import ConfigurationError, IndexMismatch, RagError, StoreError, StoreLocked, StoreUnavailable
+from ragd.errors import (
+    ConfigurationError,
+    IndexMismatch,
+    RagError,
+    StoreError,
+    StoreLocked,
+    StoreUnavailable,
+    store_failure,
+)
 from ragd.settings import StoreSettings
 from ragd.store import payload as pl
 from ragd.store.dir_lock import DirLock
@@ -281,6 +289,7 @@ class QdrantStore:
                     search_params=params if kind is SearchKind.DENSE else None,
                     limit=query.limit,
                     with_payload=True,
+                    with_vectors=[pl.DENSE_VECTOR] if query.explain else False,
                 )
             return assemble_hits(kind, _rows(response.points))
         requests = _hybrid_requests(query, qfilter, params)
@@ -468,12 +477,12 @@ def _translated(what: str) -> Iterator[None]:
         raise StoreUnavailable(f"Qdrant {what}: the server did not answer ({exc})") from exc
     except UnexpectedResponse as exc:
         detail = exc.content.decode("utf-8", "replace")[:500]
-        raise StoreError(f"Qdrant {what} failed: HTTP {exc.status_code} {detail}") from exc
+        raise store_failure(what, f"Qdrant {what} failed: HTTP {exc.status_code} {detail}") from exc
     except RuntimeError as exc:
         if "already accessed" in str(exc):
             raise StoreLocked(
                 f"Qdrant {what}: {exc}", hint="stop the other process or use another path"
             ) from exc
-        raise StoreError(f"Qdrant {what} failed: {exc}") from exc
+        raise store_failure(what, f"Qdrant {what} failed: {exc}") from exc
     except (ValueError, KeyError, AssertionError) as exc:  # local mode reports bad requests this way
-        raise StoreError(f"Qdrant {what} failed: {exc}") from exc
+        raise store_failure(what, f"Qdrant {what} failed: {exc}") from exc

@@ -11,6 +11,9 @@ Both adapters run the same plan:
   (None when the hit is not in that list).  The fused rows carry their stored
   dense vector, so a hit that only the sparse list found still gets its dense
   cosine (:func:`cosine`): the relevance model needs it for every hit.
+
+With ``explain`` every search (dense and sparse alone too) returns each hit's stored dense
+vector as ``Hit.vector``: MMR diversity and near-duplicate removal compare hits by it.
 """
 
 from __future__ import annotations
@@ -108,6 +111,7 @@ def assemble_hits(
                 meta=meta_of(row.payload),
                 score=score,
                 scores=scores,
+                vector=None if row.dense is None else np.asarray(row.dense, dtype=np.float32),
             )
         )
     return hits

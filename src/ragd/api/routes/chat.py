@@ -41,7 +41,7 @@ from ragd.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge, Ra
 from ragd.kb.access import searchable_collections
 from ragd.llm.base import Forwarded, Upstream
 from ragd.observe.metrics import Metrics
-from ragd.types import Message, PointFilter
+from ragd.types import Message, PointFilter, SearchKnobs
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -115,7 +115,13 @@ async def chat_completions(
         messages=tuple(Message(msg.role, msg.text()) for msg in body.messages),
         top_k=svc.settings.chat.default_top_k if body.rag_top_k is None else body.rag_top_k,
         tools=body.rag_enable_tools is not False,
-        min_score=svc.settings.chat.min_score if body.rag_min_score is None else body.rag_min_score,
+        knobs=SearchKnobs(
+            min_score=svc.settings.chat.min_score if body.rag_min_score is None else body.rag_min_score,
+            vector_weight=body.rag_vector_weight,
+            diversity=body.rag_diversity or 0.0,
+            max_per_file=body.rag_max_per_file,
+            near_duplicates=svc.settings.chat.near_duplicates,
+        ),
         params=body.upstream_params(),
         include_usage=body.include_usage,
     )

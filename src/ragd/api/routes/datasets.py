@@ -182,7 +182,7 @@ async def _search(
         k=body.k,
         mode=body.mode,
         deadline_s=svc.settings.server.search_timeout_s,
-        min_score=svc.settings.retrieval.min_score if body.min_score is None else body.min_score,
+        knobs=body.knobs(svc.settings.retrieval),
     )
     by_collection = {d.collection_name: d.id for d in found.datasets}
     return JSONResponse(

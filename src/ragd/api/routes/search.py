@@ -50,7 +50,7 @@ def to_request(body: SearchBody, svc: Services) -> PipelineRequest:
         mode=svc.settings.retrieval.mode,
         prompt_template=body.retrieval_query_generation_prompt_template,
         deadline_s=svc.settings.server.search_timeout_s,
-        min_score=svc.settings.retrieval.min_score if body.min_score is None else body.min_score,
+        knobs=body.knobs(svc.settings.retrieval),
     )
 
 
