@@ -168,5 +168,6 @@ def test_search_knobs_on_the_command_line(
     assert len(set(capped)) == len(capped) == 3
     assert names(HARBOUR, "--diversity", "0.7").count("tariffs.md") < names(HARBOUR).count("tariffs.md")
     assert names(CAR, "--min-score", "1") == []
+    assert set(names(HARBOUR, "--language", "de")) == {"hafen.md"}
     bad = cli.invoke(app, ["search", CAR, "--vector-weight", "2"], env={"COLUMNS": "300"})
     assert bad.exit_code == 2

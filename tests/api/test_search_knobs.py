@@ -100,8 +100,19 @@ def test_max_per_file_and_diversity_let_other_files_in(live: LiveServer) -> None
     assert diverse.count("tariffs.md") < plain.count("tariffs.md")
 
 
+def test_a_language_filter_keeps_chunks_in_those_languages(live: LiveServer) -> None:
+    assert set(search(live, HARBOUR, k=5, languages=["de"])) == {"hafen.md"}
+    assert set(search(live, HARBOUR, k=5, languages=["de", "fr"])) == {"hafen.md", "port.md"}
+    assert "hafen.md" not in search(live, HARBOUR, k=5, languages=["en"])
+
+
 def test_out_of_range_knobs_are_422(live: LiveServer) -> None:
-    for knobs in ({"vector_weight": 1.5}, {"diversity": -0.1}, {"max_per_file": 0}):
+    for knobs in (
+        {"vector_weight": 1.5},
+        {"diversity": -0.1},
+        {"max_per_file": 0},
+        {"languages": ["German"]},
+    ):
         body = {"queries": ["x"], "collection_names": ["kb"], **knobs}
         response = httpx.post(f"{live.url}/search", json=body, headers=AUTH, timeout=60)
         assert response.status_code == 422, (knobs, response.text)
@@ -112,6 +123,7 @@ def test_the_chat_proxy_honours_the_same_knobs(live: LiveServer, upstream: Scrip
     assert chat_sources(live, upstream, CAR, rag_vector_weight=1.0)[0] == "engine.md"
     capped = chat_sources(live, upstream, HARBOUR, rag_max_per_file=1)
     assert len(set(capped)) == len(capped)
+    assert set(chat_sources(live, upstream, HARBOUR, rag_languages=["fr"])) == {"port.md"}
     sent = json.loads(upstream.requests_to("POST", "/v1/chat/completions")[-1].body)
     assert "rag_max_per_file" not in sent, "ragd's own fields are not sent upstream"
     upstream.verify()

@@ -11,7 +11,7 @@ from sqlalchemy import Table, select
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from ragd.catalog.sql import SqlCatalog, open_catalog
-from ragd.types import Dataset
+from ragd.kb_types import Dataset
 
 START = 1_800_000_000.0
 

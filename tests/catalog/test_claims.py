@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from ragd.catalog.sql import SqlCatalog, open_catalog
-from ragd.types import ItemStage, Job, JobKind, JobStatus
+from ragd.kb_types import ItemStage, Job, JobKind, JobStatus
 from tests.catalog.conftest import FakeClock
 
 REPLICAS = 4

@@ -9,16 +9,8 @@ import pytest
 from ragd.catalog.sql import SqlCatalog
 from ragd.catalog.sql.tables import files, ledger, sources
 from ragd.errors import Conflict, NotFound
-from ragd.types import (
-    ChunkingSpec,
-    ChunkStrategy,
-    Dataset,
-    FileEntry,
-    ItemStatus,
-    LedgerEntry,
-    SourceKind,
-    SourceSpec,
-)
+from ragd.kb_types import ChunkingSpec, Dataset, FileEntry, ItemStatus, LedgerEntry, SourceKind, SourceSpec
+from ragd.types import ChunkStrategy
 from tests.catalog.conftest import START, FakeClock, table_rows
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from ragd.catalog.sql import SqlCatalog
 from ragd.errors import NotFound
-from ragd.types import FileEntry, FileStatus, ItemStatus, LedgerEntry, SourceKind, SourceSpec
+from ragd.kb_types import FileEntry, FileStatus, ItemStatus, LedgerEntry, SourceKind, SourceSpec
 from tests.catalog.conftest import START, FakeClock, make_dataset
 
 

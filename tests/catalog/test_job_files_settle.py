@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ragd.catalog.sql import SqlCatalog
-from ragd.types import FileEntry, FileStatus, ItemStage, Job, JobKind, JobStatus
+from ragd.kb_types import FileEntry, FileStatus, ItemStage, Job, JobKind, JobStatus
 from tests.catalog.conftest import FakeClock, make_dataset
 
 LEASE = 30.0

@@ -8,7 +8,7 @@ import pytest
 
 from ragd.catalog.sql import SqlCatalog
 from ragd.errors import NotFound
-from ragd.types import ItemStage, Job, JobItem, JobKind, JobStatus
+from ragd.kb_types import ItemStage, Job, JobItem, JobKind, JobStatus
 from tests.catalog.conftest import START, FakeClock
 
 LEASE = 30.0

@@ -9,7 +9,7 @@ import pytest
 from ragd.catalog.sql import SqlCatalog
 from ragd.catalog.sql.tables import api_keys
 from ragd.errors import Conflict, NotFound
-from ragd.types import Principal
+from ragd.kb_types import Principal
 from tests.catalog.conftest import START, table_rows
 
 

@@ -19,6 +19,7 @@ import pytest
 from ragd.api.app import create_app
 from ragd.kb.context import KbContext
 from ragd.kb.worker import Worker
+from ragd.kb_types import Job
 from ragd.settings import (
     CatalogSettings,
     CrawlSettings,
@@ -28,7 +29,6 @@ from ragd.settings import (
     Settings,
     WorkerSettings,
 )
-from ragd.types import Job
 from tests.support.live_server import LiveServer
 from tests.support.postgres import PostgresServer
 

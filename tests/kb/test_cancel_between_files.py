@@ -17,8 +17,9 @@ from ragd.kb import runs
 from ragd.kb.datasets import create_dataset
 from ragd.kb.files import list_files
 from ragd.kb.sources import add_source, sync_source
+from ragd.kb_types import JobStatus, Principal, SourceKind
 from ragd.settings import EmbeddingSettings, Settings
-from ragd.types import JobStatus, PointFilter, Principal, SourceKind
+from ragd.types import PointFilter
 from tests.kb.conftest import run_to_end
 
 SERVICE = Principal(tenant_id=None, role="admin")

@@ -274,6 +274,7 @@ def test_the_dataset_search_honours_the_search_knobs(acme: dict[str, Api]) -> No
     assert len(set(capped)) == len(capped) == 3
     assert plain.count("tariffs.md") > 1
     assert names(HARBOUR, diversity=0.7).count("tariffs.md") < plain.count("tariffs.md")
+    assert set(names(HARBOUR, languages=["de", "fr"])) == {"hafen.md", "port.md"}
     across = editor.ok(
         "POST", "/api/v1/search", json={"query": CAR, "k": 3, "dataset_ids": [ds["id"]], "vector_weight": 1.0}
     )

@@ -13,8 +13,8 @@ from ragd.bootstrap import open_services
 from ragd.catalog.sql import open_catalog
 from ragd.kb.files import Upload, upload_files
 from ragd.kb.worker import Worker
+from ragd.kb_types import Principal
 from ragd.settings import CatalogSettings, EmbeddingSettings, Settings, WorkerSettings
-from ragd.types import Principal
 
 JOBS = 10
 SERVICE = Principal(tenant_id=None, role="admin")

@@ -11,9 +11,9 @@ from ragd.bootstrap import open_services
 from ragd.kb.datasets import create_dataset
 from ragd.kb.files import list_files
 from ragd.kb.sources import add_source, sync_source
+from ragd.kb_types import JobStatus, Principal, SourceKind
 from ragd.retrieve.search import SearchRequest
 from ragd.settings import EmbeddingSettings, Settings
-from ragd.types import JobStatus, Principal, SourceKind
 from tests.kb.conftest import run_to_end
 from tests.support.listing import FailingListing
 

@@ -413,3 +413,31 @@ async def test_calls_before_open_say_the_store_is_not_open(make_store: StoreFact
     with pytest.raises(StoreUnavailable, match="not open"):
         await s.count(PointFilter())
     await s.close()  # closing a never-opened store is harmless
+
+
+async def test_a_language_filter_keeps_chunks_in_those_languages(store: VectorStore) -> None:
+    """``meta.languages`` is a list; a chunk matches when any of its languages is asked for."""
+    data = corpus()
+    languages = (["en"], ["de"], ["fr", "de"], [])
+    tagged = [
+        dataclasses.replace(c, meta={**c.meta, "languages": languages[i % 4]} if languages[i % 4] else c.meta)
+        for i, c in enumerate(data.chunks)
+    ]
+    await store.upsert(tagged)
+    rng = np.random.default_rng(3)
+    query = StoreQuery(
+        filter=PointFilter(collection_names=("kb-alpha", "kb-beta"), languages=("de",)),
+        limit=50,
+        dense=query_near(rng, data.centers[0]),
+        sparse=random_sparse(rng, terms=40),
+        prefetch_limit=50,
+    )
+    hits = await store.search(query)
+    assert hits
+    assert all("de" in h.meta["languages"] for h in hits)
+    either = await store.search(dataclasses.replace(query, filter=PointFilter(languages=("en", "fr"))))
+    assert {lang for h in either for lang in h.meta["languages"]} & {"en", "fr"}
+    assert all({"en", "fr"} & set(h.meta["languages"]) for h in either)
+    assert await store.count(PointFilter(languages=("de",))) == sum(
+        1 for i in range(len(tagged)) if "de" in languages[i % 4]
+    )

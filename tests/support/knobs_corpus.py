@@ -4,7 +4,9 @@
   first, the dense model alone engine;
 * HARBOUR: ``tariffs.md`` makes several near-identical chunks (at 40 tokens a chunk) that crowd the
   top slots; ``ledger.md`` and ``pilots.md`` are the other answers;
-* NOTICE: ``notice.md`` and ``notice-copy.md`` differ by one character.
+* NOTICE: ``notice.md`` and ``notice-copy.md`` differ by one character;
+* ``hafen.md`` (German) and ``port.md`` (French) answer HARBOUR in other languages: the language
+  filter's test.
 """
 
 from __future__ import annotations
@@ -26,6 +28,18 @@ FILES = (
         "n2",
         "notice-copy.md",
         b"Notice: the customs office closes at noon on Fridays during the winter season!",
+    ),
+    (
+        "de",
+        "hafen.md",
+        "Die Hafengeb\u00fchr f\u00fcr Frachtschiffe wird pro Bruttotonne bei der Ankunft berechnet und "
+        "vor dem Entladen beim Hafenmeister bezahlt.".encode(),
+    ),
+    (
+        "fr",
+        "port.md",
+        "La taxe portuaire des navires de commerce est pay\u00e9e \u00e0 la capitainerie avant le "
+        "d\u00e9chargement de la cargaison.".encode(),
     ),
 )
 NOTICE = "when does the customs office close on Fridays"

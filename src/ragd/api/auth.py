@@ -20,7 +20,7 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from ragd.types import ADMIN_ROLE, Principal
+from ragd.kb_types import ADMIN_ROLE, Principal
 
 _bearer = HTTPBearer(auto_error=False)
 

@@ -12,20 +12,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragd.api.schemas import KnobFields
-from ragd.types import (
+from ragd.kb_types import (
     ApiKeyInfo,
     ChunkingSpec,
-    ChunkStrategy,
     Dataset,
     FileEntry,
-    Hit,
     Job,
     JobItem,
-    SearchMode,
     SourceKind,
     SourceSpec,
     Tenant,
 )
+from ragd.types import ChunkStrategy, Hit, SearchMode
 
 
 class _Body(BaseModel):

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from ragd.answer.records import AnswerEnd, Usage
-from ragd.api.schemas import COLLECTION_PATTERN
+from ragd.api.schemas import COLLECTION_PATTERN, LanguageCode
 from ragd.types import Citation
 
 SNIPPET_CHARS = 300
@@ -101,6 +101,9 @@ class ChatCompletionBody(ModelField):
     )
     rag_max_per_file: int | None = Field(
         None, ge=1, le=50, description="at most this many sources of one file"
+    )
+    rag_languages: list[LanguageCode] | None = Field(
+        None, max_length=20, description="only sources in one of these languages (ISO 639-1 codes)"
     )
 
     @property

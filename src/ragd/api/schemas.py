@@ -51,6 +51,10 @@ MAX_SEARCH_K = 100
 MAX_QUERY_CHARS = 2000
 
 
+#: An ISO 639-1 (or 639-3) language code, as ``meta.languages`` holds them.
+LanguageCode = Annotated[str, Field(pattern=r"^[a-z]{2,3}$")]
+
+
 #: A relevance floor on a search request (``POST /search`` and the dataset search), alias score_threshold.
 MinScore = Annotated[
     float | None,
@@ -78,6 +82,11 @@ class KnobFields(BaseModel):
         None, ge=0, le=1, description="MMR: 0 (default) keeps the ranking, higher favours variety"
     )
     max_per_file: int | None = Field(None, ge=1, le=100, description="at most this many hits of one file")
+    languages: list[LanguageCode] | None = Field(
+        None,
+        max_length=20,
+        description="only chunks in one of these languages (ISO 639-1 codes, meta.languages)",
+    )
 
     def knobs(self, defaults: RetrievalSettings) -> SearchKnobs:
         """This body's knobs, settings filling what it leaves out."""
@@ -86,6 +95,7 @@ class KnobFields(BaseModel):
             vector_weight=self.vector_weight,
             diversity=self.diversity or 0.0,
             max_per_file=self.max_per_file,
+            languages=tuple(dict.fromkeys(self.languages or ())),
         )
 
 

@@ -19,11 +19,12 @@ from ragd.ingest.pipeline import Ingestor
 from ragd.kb.context import KbContext
 from ragd.kb.watcher import FolderWatcher
 from ragd.kb.worker import Worker
+from ragd.kb_types import ChunkingSpec, SourceKind, SourceSpec
 from ragd.objects.base import ObjectStore
 from ragd.settings import ChunkSettings, Settings
 from ragd.sources.base import SourceReader
 from ragd.store.base import VectorStore
-from ragd.types import ChunkingSpec, ChunkStrategy, SourceKind, SourceSpec
+from ragd.types import ChunkStrategy
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ migrations).  Records in, records out (``ragd.types``); times are epoch
 seconds.  Errors: :class:`ragd.errors.Conflict` for a duplicate name,
 :class:`ragd.errors.StoreUnavailable`-style :class:`ragd.errors.CatalogUnavailable`
 when the database cannot be reached.  Nothing here checks access: the
-use-cases do, with the request's :class:`ragd.types.Principal`.
+use-cases do, with the request's :class:`ragd.kb_types.Principal`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from ragd.types import (
+from ragd.kb_types import (
     ApiKeyInfo,
     Dataset,
     FileEntry,

@@ -122,6 +122,10 @@ Diversity = Annotated[
     float, typer.Option("--diversity", min=0.0, max=1.0, help="MMR: 0 keeps the ranking, higher: variety")
 ]
 PerFile = Annotated[int | None, typer.Option("--max-per-file", min=1, max=100, help="at most n hits a file")]
+Languages = Annotated[
+    list[str] | None,
+    typer.Option("--language", "-l", help="only chunks in this language (ISO 639-1; repeatable)"),
+]
 Floor = Annotated[
     float | None, typer.Option("--min-score", min=0.0, max=1.0, help="drop hits below this relevance")
 ]
@@ -136,6 +140,7 @@ def search(
     vector_weight: Weight = None,
     diversity: Diversity = 0.0,
     max_per_file: PerFile = None,
+    language: Languages = None,
     min_score: Floor = None,
     explain: Annotated[bool, typer.Option("--explain", help="show dense/sparse/fused scores")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
@@ -153,6 +158,7 @@ def search(
         vector_weight=vector_weight,
         diversity=diversity,
         max_per_file=max_per_file,
+        languages=tuple(dict.fromkeys(code.lower() for code in language or ())),
     )
 
     async def job(services: Services) -> None:

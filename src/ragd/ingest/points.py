@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragd.ingest.ids import chunk_id, sha256_hex
+from ragd.language import detect_language
 from ragd.types import Chunk, DenseVector, Document, FileRef, SparseVector, StoredChunk
 
 #: meta key of a file switched off for search (``VectorStore.set_disabled``); absent means enabled
@@ -43,6 +44,9 @@ def chunk_meta(
         meta["headers_breadcrumb"] = chunk.breadcrumb
     if chunk.page is not None:
         meta["page"] = chunk.page
+    language = detect_language(chunk.text)
+    if language is not None:  # the chunk's own; else the document's, when its reader detected any
+        meta.setdefault("languages", [language])
     for key in ("title", "languages", "page_count"):
         if document.meta.get(key):
             meta.setdefault(key, document.meta[key])

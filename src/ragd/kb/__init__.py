@@ -2,6 +2,6 @@
 
 Use-cases over the catalog ports (``ragd.catalog``), the source readers
 (``ragd.sources``), the ingest use-case and the store.  Every function takes
-the request's :class:`ragd.types.Principal`; the tenant and the datasets a
+the request's :class:`ragd.kb_types.Principal`; the tenant and the datasets a
 request may touch come from it, never from names the caller sends.
 """

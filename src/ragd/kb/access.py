@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from ragd.catalog.base import DatasetRepo
 from ragd.errors import Forbidden, InvalidRequest, NotFound
-from ragd.types import Dataset, Principal
+from ragd.kb_types import Dataset, Principal
 
 
 def dataset_not_found(dataset_id: str) -> NotFound:

@@ -10,9 +10,9 @@ from pathlib import Path
 from ragd.catalog.base import Catalog
 from ragd.chunk.base import Chunker
 from ragd.ingest.pipeline import Ingestor
+from ragd.kb_types import ChunkingSpec, SourceSpec
 from ragd.sources.base import SourceReader
 from ragd.store.base import VectorStore
-from ragd.types import ChunkingSpec, SourceSpec
 
 
 @dataclass(frozen=True, slots=True)

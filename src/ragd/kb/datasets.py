@@ -12,7 +12,8 @@ from dataclasses import replace
 from ragd.errors import Conflict, InvalidRequest
 from ragd.kb.access import owning_tenant, readable, require_writer, writable
 from ragd.kb.context import KbContext
-from ragd.types import ChunkingSpec, Dataset, PointFilter, Principal
+from ragd.kb_types import ChunkingSpec, Dataset, Principal
+from ragd.types import PointFilter
 
 ROLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MAX_NAME = 200

@@ -19,7 +19,7 @@ from pathlib import Path
 from ragd.errors import InvalidRequest, NotFound
 from ragd.kb.access import readable, writable
 from ragd.kb.context import KbContext
-from ragd.types import Dataset, FileEntry, FileStatus, Job, JobKind, JobStatus, Principal
+from ragd.kb_types import Dataset, FileEntry, FileStatus, Job, JobKind, JobStatus, Principal
 
 MAX_FILE_NAME = 255
 

@@ -9,8 +9,9 @@ from dataclasses import replace
 from ragd.errors import NotFound, RagError
 from ragd.ingest.pipeline import IngestOptions, Outcome
 from ragd.kb.context import KbContext
+from ragd.kb_types import Dataset, FileEntry, FileStatus
 from ragd.sources.base import SourceItem
-from ragd.types import Blob, Dataset, Document, FileEntry, FileRef, FileStatus
+from ragd.types import Blob, Document, FileRef
 
 #: file ids of source items derive from (source, key): a re-sync finds the same file
 SOURCE_ITEMS = uuid.UUID("6f1c1a52-61f3-4d8e-9b8e-2d1f3c0a7a11")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ragd.errors import NotFound
 from ragd.kb.context import KbContext
-from ragd.types import Job, JobItem, Principal
+from ragd.kb_types import Job, JobItem, Principal
 
 ERRORS_SHOWN = 20
 

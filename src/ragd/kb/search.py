@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from ragd.errors import InvalidRequest
 from ragd.kb.access import readable_datasets
 from ragd.kb.context import KbContext
+from ragd.kb_types import Dataset, Principal
 from ragd.retrieve.pipeline import PipelineRequest, Searcher
-from ragd.types import Dataset, Hit, Principal, SearchKnobs, SearchMode
+from ragd.types import Hit, SearchKnobs, SearchMode
 
 MAX_QUERY_CHARS = 2000
 

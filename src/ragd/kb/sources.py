@@ -29,8 +29,8 @@ from ragd.errors import Forbidden, InvalidRequest, NotFound
 from ragd.kb.access import readable, require_admin, writable
 from ragd.kb.context import KbContext
 from ragd.kb.files import new_job, remove_file
+from ragd.kb_types import Dataset, Job, JobKind, Principal, SourceKind, SourceSpec
 from ragd.objects.base import check_bucket
-from ragd.types import Dataset, Job, JobKind, Principal, SourceKind, SourceSpec
 
 
 class FolderConfig(BaseModel):

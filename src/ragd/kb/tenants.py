@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ragd.errors import Forbidden, InvalidRequest, NotFound
 from ragd.kb.context import KbContext
-from ragd.types import ApiKeyInfo, Principal, Tenant
+from ragd.kb_types import ApiKeyInfo, Principal, Tenant
 
 MAX_NAME = 200
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from ragd.errors import RagError
 from ragd.kb.context import KbContext
 from ragd.kb.sources import enqueue_sync
+from ragd.kb_types import SourceKind, SourceSpec
 from ragd.observe.logging import sanitize
-from ragd.types import SourceKind, SourceSpec
 
 log = logging.getLogger(__name__)
 

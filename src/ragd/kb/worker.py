@@ -27,9 +27,10 @@ from ragd.errors import RagError
 from ragd.kb.context import KbContext
 from ragd.kb.datasets import collection_name_for
 from ragd.kb.runs import CancelRequested, CancelSignal, run_job
+from ragd.kb_types import Job, JobStatus
 from ragd.observe.logging import sanitize
 from ragd.settings import WorkerSettings
-from ragd.types import Job, JobStatus, PointFilter
+from ragd.types import PointFilter
 
 log = logging.getLogger(__name__)
 

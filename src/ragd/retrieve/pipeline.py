@@ -143,6 +143,7 @@ class SearchPipeline:
                 mode=request.mode,
                 candidates=want,
                 vector_weight=request.knobs.vector_weight,
+                languages=request.knobs.languages,
             )
         )
         self._metrics.retrieval_stage.labels("retrieve").observe(time.perf_counter() - started)

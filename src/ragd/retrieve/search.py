@@ -49,6 +49,8 @@ class SearchRequest:
     explain: bool = False
     #: hybrid: the dense list's share of the fusion (0-1, BM25 gets the rest); None: the setting
     vector_weight: float | None = None
+    #: only chunks in one of these languages (ISO 639-1); empty: every language
+    languages: tuple[str, ...] = ()
 
 
 class Retriever:
@@ -113,7 +115,9 @@ class Retriever:
 
         def store_query(dense_vec: DenseVector | None) -> StoreQuery:
             return StoreQuery(
-                filter=PointFilter(collection_names=tuple(request.collections)),
+                filter=PointFilter(
+                    collection_names=tuple(request.collections), languages=request.languages or None
+                ),
                 limit=result_limit(want, depth),
                 dense=dense_vec,
                 sparse=sparse_vec,

@@ -50,14 +50,13 @@ from ragd.store.manifest_io import (
 )
 from ragd.store.search_plan import (
     EnginePoint,
-    SearchKind,
     assemble_hits,
     fusion_weights,
     scores_by_id,
     search_kind,
 )
 from ragd.store.tuning import IndexTuning
-from ragd.types import Hit, IndexManifest, PointFilter, SparseVector, StoredChunk, StoreQuery
+from ragd.types import Hit, IndexManifest, PointFilter, SearchMode, SparseVector, StoredChunk, StoreQuery
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -368,12 +367,12 @@ def _search(shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning, exclude
     plan = pl.search_plan(query.filter) if exclude_disabled else pl.filter_plan(query.filter)
     edge_filter = _edge_filter(plan)
     params = _dense_params(tuning, filtered=plan.narrows)
-    if kind is not SearchKind.HYBRID:
+    if kind is not SearchMode.HYBRID:
         request = qe.QueryRequest(
             limit=query.limit,
             query=_nearest(query, kind),
             filter=edge_filter,
-            params=params if kind is SearchKind.DENSE else None,
+            params=params if kind is SearchMode.DENSE else None,
             with_payload=True,
             with_vector=[pl.DENSE_VECTOR] if query.explain else False,
         )
@@ -481,10 +480,10 @@ def _from_record(record: Any) -> StoredChunk:
     )
 
 
-def _nearest(query: StoreQuery, kind: SearchKind) -> Any:
-    if kind is SearchKind.DENSE and query.dense is not None:
+def _nearest(query: StoreQuery, kind: SearchMode) -> Any:
+    if kind is SearchMode.DENSE and query.dense is not None:
         return qe.Query.Nearest(np.asarray(query.dense, dtype=np.float32).tolist(), using=pl.DENSE_VECTOR)
-    if kind is SearchKind.SPARSE and query.sparse is not None:
+    if kind is SearchMode.SPARSE and query.sparse is not None:
         return qe.Query.Nearest(_edge_sparse(query.sparse), using=pl.SPARSE_VECTOR)
     raise ValueError(f"no {kind.value} vector in the query")
 
@@ -503,7 +502,7 @@ def _dense_params(tuning: IndexTuning, *, filtered: bool) -> qe.SearchParams:
 def _hybrid_requests(
     query: StoreQuery, edge_filter: qe.Filter | None, params: qe.SearchParams | None
 ) -> list[qe.QueryRequest]:
-    dense, sparse = _nearest(query, SearchKind.DENSE), _nearest(query, SearchKind.SPARSE)
+    dense, sparse = _nearest(query, SearchMode.DENSE), _nearest(query, SearchMode.SPARSE)
     n = query.prefetch_limit
     fused = qe.QueryRequest(
         limit=query.limit,

@@ -37,6 +37,8 @@ META_KEY = "meta"
 COLLECTION_NAME_KEY = "meta.collection_name"
 FILE_ID_KEY = "meta.file_id"
 COLLECTION_TYPE_KEY = "meta.collection_type"
+#: ISO 639-1 codes of the chunk's language (a list; detected per chunk at ingest)
+LANGUAGES_KEY = "meta.languages"
 DISABLED_FIELD = "disabled"
 DISABLED_KEY = f"{META_KEY}.{DISABLED_FIELD}"
 
@@ -62,6 +64,7 @@ PAYLOAD_INDEXES: tuple[PayloadIndex, ...] = (
     PayloadIndex(FILE_ID_KEY),
     PayloadIndex(COLLECTION_TYPE_KEY),
     PayloadIndex(DISABLED_KEY, IndexKind.BOOL),
+    PayloadIndex(LANGUAGES_KEY),
 )
 #: the keys ``facet()`` is offered on: the keyword-indexed ones
 FACET_KEYS = frozenset(index.key for index in PAYLOAD_INDEXES if index.kind is IndexKind.KEYWORD)
@@ -175,6 +178,8 @@ def filter_plan(flt: PointFilter) -> FilterPlan:
         matches.append(KeywordMatch(COLLECTION_NAME_KEY, tuple(flt.collection_names)))
     if flt.file_id is not None:
         matches.append(KeywordMatch(FILE_ID_KEY, (flt.file_id,)))
+    if flt.languages is not None:  # any of them (a chunk's list holds one)
+        matches.append(KeywordMatch(LANGUAGES_KEY, tuple(flt.languages)))
     ids = None if flt.ids is None else tuple(point_uuid(i) for i in flt.ids)
     return FilterPlan(matches=tuple(matches), ids=ids)
 

@@ -46,14 +46,13 @@ from ragd.store.manifest_io import (
 )
 from ragd.store.search_plan import (
     EnginePoint,
-    SearchKind,
     assemble_hits,
     fusion_weights,
     scores_by_id,
     search_kind,
 )
 from ragd.store.tuning import IndexTuning
-from ragd.types import Hit, IndexManifest, PointFilter, SparseVector, StoredChunk, StoreQuery
+from ragd.types import Hit, IndexManifest, PointFilter, SearchMode, SparseVector, StoredChunk, StoreQuery
 
 log = logging.getLogger(__name__)
 
@@ -278,7 +277,7 @@ class QdrantStore:
         qfilter = _qdrant_must(plan)
         # local mode searches exactly and warns about search params: send none there
         params = None if self._local else _dense_params(self._tuning, filtered=plan.narrows)
-        if kind is not SearchKind.HYBRID:
+        if kind is not SearchMode.HYBRID:
             vector, using = _vector(query, kind)
             with _translated("search"):
                 response = await client.query_points(
@@ -286,7 +285,7 @@ class QdrantStore:
                     query=vector,
                     using=using,
                     query_filter=qfilter,
-                    search_params=params if kind is SearchKind.DENSE else None,
+                    search_params=params if kind is SearchMode.DENSE else None,
                     limit=query.limit,
                     with_payload=True,
                     with_vectors=[pl.DENSE_VECTOR] if query.explain else False,
@@ -404,10 +403,10 @@ def _from_record(raw_id: object, payload: dict[str, Any] | None, vector: Any) ->
     )
 
 
-def _vector(query: StoreQuery, kind: SearchKind) -> tuple[Any, str]:
-    if kind is SearchKind.DENSE and query.dense is not None:
+def _vector(query: StoreQuery, kind: SearchMode) -> tuple[Any, str]:
+    if kind is SearchMode.DENSE and query.dense is not None:
         return [float(x) for x in query.dense], pl.DENSE_VECTOR
-    if kind is SearchKind.SPARSE and query.sparse is not None:
+    if kind is SearchMode.SPARSE and query.sparse is not None:
         return _sparse(query.sparse), pl.SPARSE_VECTOR
     raise ValueError(f"no {kind.value} vector in the query")
 
@@ -435,8 +434,8 @@ def _hybrid_requests(
     query: StoreQuery, qfilter: models.Filter | None, params: models.SearchParams | None
 ) -> list[models.QueryRequest]:
     (dense, dense_using), (sparse, sparse_using) = (
-        _vector(query, SearchKind.DENSE),
-        _vector(query, SearchKind.SPARSE),
+        _vector(query, SearchMode.DENSE),
+        _vector(query, SearchMode.SPARSE),
     )
     n = query.prefetch_limit
     fused = models.QueryRequest(

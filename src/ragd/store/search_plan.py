@@ -18,7 +18,6 @@ vector as ``Hit.vector``: MMR diversity and near-duplicate removal compare hits 
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,27 +26,21 @@ import numpy as np
 
 from ragd.errors import InvalidRequest
 from ragd.store.payload import canonical_id, content_of, meta_of
-from ragd.types import ComponentScores, DenseVector, Hit, StoreQuery
+from ragd.types import ComponentScores, DenseVector, Hit, SearchMode, StoreQuery
 
 
-class SearchKind(enum.Enum):
-    DENSE = "dense"
-    SPARSE = "sparse"
-    HYBRID = "hybrid"
-
-
-def search_kind(query: StoreQuery) -> SearchKind:
+def search_kind(query: StoreQuery) -> SearchMode:
     """What the query asks for; a query with neither vector is refused."""
     if query.limit < 1 or query.prefetch_limit < 1:
         raise InvalidRequest(
             f"limit and prefetch_limit must be >= 1, got {query.limit}/{query.prefetch_limit}"
         )
     if query.dense is not None and query.sparse is not None:
-        return SearchKind.HYBRID
+        return SearchMode.HYBRID
     if query.dense is not None:
-        return SearchKind.DENSE
+        return SearchMode.DENSE
     if query.sparse is not None:
-        return SearchKind.SPARSE
+        return SearchMode.SPARSE
     raise InvalidRequest("a search needs a dense or a sparse query vector (or both)")
 
 
@@ -81,7 +74,7 @@ def scores_by_id(rows: Iterable[EnginePoint]) -> dict[str, float]:
 
 
 def assemble_hits(
-    kind: SearchKind,
+    kind: SearchMode,
     rows: Sequence[EnginePoint],
     dense: Mapping[str, float] | None = None,
     sparse: Mapping[str, float] | None = None,
@@ -95,9 +88,9 @@ def assemble_hits(
     for row in rows:
         point_id = canonical_id(row.id)
         score = float(row.score)
-        if kind is SearchKind.DENSE:
+        if kind is SearchMode.DENSE:
             scores = ComponentScores(dense=score)
-        elif kind is SearchKind.SPARSE:
+        elif kind is SearchMode.SPARSE:
             scores = ComponentScores(sparse=score)
         else:
             dense_score = (dense or {}).get(point_id)

@@ -121,6 +121,7 @@ async def chat_completions(
             diversity=body.rag_diversity or 0.0,
             max_per_file=body.rag_max_per_file,
             near_duplicates=svc.settings.chat.near_duplicates,
+            languages=tuple(dict.fromkeys(body.rag_languages or ())),
         ),
         params=body.upstream_params(),
         include_usage=body.include_usage,

@@ -38,7 +38,7 @@ from ragd.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
 from ragd.kb import datasets as ds
 from ragd.kb import files as fs
 from ragd.kb.search import search_datasets
-from ragd.types import Principal
+from ragd.kb_types import Principal
 
 router = APIRouter(prefix="/api/v1", tags=["knowledge bases"])
 Svc = Annotated[Services, Depends(services)]

@@ -29,7 +29,7 @@ from ragd.api.routes.search import services
 from ragd.bootstrap import Services
 from ragd.kb import jobs as kb_jobs
 from ragd.kb.context import KbContext
-from ragd.types import Principal
+from ragd.kb_types import Principal
 
 router = APIRouter(prefix="/api/v1", tags=["jobs"])
 Svc = Annotated[Services, Depends(services)]

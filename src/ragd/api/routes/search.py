@@ -23,11 +23,12 @@ from ragd.api.schemas import SearchBody, SearchResponse
 from ragd.bootstrap import Services
 from ragd.errors import RagError
 from ragd.kb.access import searchable_collections
+from ragd.kb_types import Principal
 from ragd.observe.logging import sanitize
 from ragd.observe.metrics import Metrics
 from ragd.retrieve.agent import AgenticSearch
 from ragd.retrieve.pipeline import PipelineRequest, PipelineResult
-from ragd.types import Message, Principal
+from ragd.types import Message
 
 log = logging.getLogger(__name__)
 router = APIRouter()

@@ -10,7 +10,7 @@ from ragd.catalog.sql import records
 from ragd.catalog.sql.engine import Database
 from ragd.catalog.sql.tables import datasets
 from ragd.errors import NotFound
-from ragd.types import Dataset
+from ragd.kb_types import Dataset
 
 
 def _taken(ds: Dataset, *, new: bool) -> str:

@@ -10,7 +10,7 @@ from ragd.catalog.sql import records
 from ragd.catalog.sql.engine import Database
 from ragd.catalog.sql.tables import files
 from ragd.catalog.sql.upsert import upsert
-from ragd.types import FileEntry
+from ragd.kb_types import FileEntry
 
 
 class SqlFiles:

@@ -10,7 +10,7 @@ from sqlalchemy import RowMapping, case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ragd.catalog.sql.tables import files, job_items, jobs
-from ragd.types import FileStatus, ItemStage, Job
+from ragd.kb_types import FileStatus, ItemStage, Job
 
 #: stages that count as done (finished and not failed)
 DONE_STAGES = tuple(s.value for s in ItemStage if s.finished and s is not ItemStage.FAILED)

@@ -15,7 +15,7 @@ from ragd.catalog.sql.job_rows import advisory_key, dedupe_key, load_job, lock_j
 from ragd.catalog.sql.tables import job_items, jobs
 from ragd.catalog.sql.upsert import upsert
 from ragd.errors import NotFound
-from ragd.types import ItemStage, Job, JobItem, JobStatus
+from ragd.kb_types import ItemStage, Job, JobItem, JobStatus
 
 
 class SqlJobs:

@@ -23,7 +23,7 @@ from ragd.catalog.sql.engine import Database
 from ragd.catalog.sql.job_rows import load_job, lock_job, settle_files
 from ragd.catalog.sql.tables import jobs
 from ragd.errors import NotFound
-from ragd.types import Job, JobStatus
+from ragd.kb_types import Job, JobStatus
 
 logger = logging.getLogger(__name__)
 

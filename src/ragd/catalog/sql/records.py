@@ -6,10 +6,9 @@ from typing import Any
 
 from sqlalchemy import RowMapping
 
-from ragd.types import (
+from ragd.kb_types import (
     ApiKeyInfo,
     ChunkingSpec,
-    ChunkStrategy,
     Dataset,
     FileEntry,
     FileStatus,
@@ -24,6 +23,7 @@ from ragd.types import (
     SourceSpec,
     Tenant,
 )
+from ragd.types import ChunkStrategy
 
 
 def tenant(row: RowMapping) -> Tenant:

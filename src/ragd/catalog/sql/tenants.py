@@ -11,7 +11,7 @@ from sqlalchemy import insert, select, update
 from ragd.catalog.sql import records
 from ragd.catalog.sql.engine import Database
 from ragd.catalog.sql.tables import api_keys, tenants
-from ragd.types import ApiKeyInfo, Principal, Tenant
+from ragd.kb_types import ApiKeyInfo, Principal, Tenant
 
 SECRET_PREFIX = "rgd_"
 #: characters of the secret kept in clear, to tell keys apart in listings

@@ -1,0 +1,231 @@
+"""Knowledge-base records: tenants -> datasets -> files -> chunks; sources; jobs.
+
+Kernel records like :mod:`ragd.types` (frozen, no I/O), kept apart from the search pipeline's:
+the catalog, the knowledge-base use-cases and their HTTP schemas share them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragd.types import ChunkStrategy, ParsedEnum
+
+# -- knowledge bases: tenants -> datasets -> files -> chunks; sources; jobs -------------------------
+
+#: built-in roles: admins manage a tenant (datasets, sources, keys), editors manage datasets and
+#: files; every other role name only reads the datasets whose ``allowed_roles`` name it (or all
+#: datasets with no ``allowed_roles``).
+ADMIN_ROLE = "admin"
+EDITOR_ROLE = "editor"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who a request acts for, from its API key; never from names the caller sends.
+
+    ``tenant_id`` None is the service-wide key (``server.api_key``): the Open WebUI contract's
+    one shared key, admin of every tenant and of the raw collections.
+    """
+
+    tenant_id: str | None
+    role: str
+    key_id: str | None = None
+
+    @property
+    def is_service(self) -> bool:
+        return self.tenant_id is None
+
+    @property
+    def can_write(self) -> bool:
+        return self.is_service or self.role in (ADMIN_ROLE, EDITOR_ROLE)
+
+    @property
+    def can_admin(self) -> bool:
+        return self.is_service or self.role == ADMIN_ROLE
+
+    def can_read(self, dataset: Dataset) -> bool:
+        if not self.is_service and dataset.tenant_id != self.tenant_id:
+            return False
+        return self.can_write or not dataset.allowed_roles or self.role in dataset.allowed_roles
+
+
+@dataclass(frozen=True, slots=True)
+class Tenant:
+    id: str
+    name: str
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyInfo:
+    """A tenant-scoped key as listed (the secret is shown once, at creation, and stored hashed)."""
+
+    id: str
+    tenant_id: str
+    role: str
+    name: str
+    prefix: str
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkingSpec:
+    """A dataset's chunking; None fields fall back to the service's settings."""
+
+    strategy: ChunkStrategy | None = None
+    size: int | None = None
+    overlap: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    """A knowledge base: one ``collection_name`` (tenant key) in the shared physical collection."""
+
+    id: str
+    tenant_id: str
+    name: str
+    collection_name: str
+    description: str = ""
+    chunking: ChunkingSpec = ChunkingSpec()
+    allowed_roles: tuple[str, ...] = ()
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+
+class FileStatus(ParsedEnum):
+    QUEUED = "queued"
+    INDEXING = "indexing"
+    INDEXED = "indexed"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    """One file of a dataset; ``id`` is the store's ``meta.file_id``."""
+
+    id: str
+    dataset_id: str
+    name: str
+    status: FileStatus = FileStatus.QUEUED
+    enabled: bool = True
+    chunks: int = 0
+    size: int = 0
+    content_hash: str | None = None
+    #: where it came from: an upload (None) or a source and the item's key there
+    source_id: str | None = None
+    item_key: str | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+
+class SourceKind(ParsedEnum):
+    FOLDER = "folder"
+    WEB = "web"
+    S3 = "s3"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSpec:
+    """A source feeding a dataset; ``config`` is the kind's own settings (path, url, bucket…)."""
+
+    id: str
+    dataset_id: str
+    kind: SourceKind
+    config: Mapping[str, Any]
+    created_at: float = 0.0
+    last_synced_at: float | None = None
+    last_error: str | None = None
+
+
+class ItemStatus(ParsedEnum):
+    INDEXED = "indexed"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """The sync ledger's record of one item of a source (one per key, whatever the source)."""
+
+    source_id: str
+    key: str
+    fingerprint: str
+    file_id: str
+    status: ItemStatus
+    last_seen: float
+    error_code: str | None = None
+    error_message: str | None = None
+
+
+class JobKind(ParsedEnum):
+    INGEST = "ingest"  # uploaded files
+    SYNC = "sync"  # a source: folder, web, s3
+    REINDEX = "reindex"  # files of a dataset, again from their stored bytes or source
+
+
+class JobStatus(ParsedEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def finished(self) -> bool:
+        return self in (JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED)
+
+
+class ItemStage(ParsedEnum):
+    PENDING = "pending"
+    FETCHING = "fetching"
+    INDEXING = "indexing"
+    DONE = "done"
+    UNCHANGED = "unchanged"
+    DELETED = "deleted"
+    FAILED = "failed"
+
+    @property
+    def finished(self) -> bool:
+        return self in (ItemStage.DONE, ItemStage.UNCHANGED, ItemStage.DELETED, ItemStage.FAILED)
+
+
+@dataclass(frozen=True, slots=True)
+class JobItem:
+    """One unit of a job (a file, a page, an object) and the stage it reached."""
+
+    job_id: str
+    key: str
+    stage: ItemStage = ItemStage.PENDING
+    file_id: str | None = None
+    chunks: int = 0
+    error_code: str | None = None
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """Durable work: survives restarts (a lease that lapses is claimed again), retried with backoff."""
+
+    id: str
+    tenant_id: str
+    kind: JobKind
+    status: JobStatus
+    dataset_id: str | None = None
+    payload: Mapping[str, Any] = field(default_factory=dict)
+    attempts: int = 0
+    max_attempts: int = 3
+    cancel_requested: bool = False
+    error_code: str | None = None
+    error_message: str | None = None
+    created_at: float = 0.0
+    started_at: float | None = None
+    finished_at: float | None = None
+    updated_at: float = 0.0
+    #: counts over the job's items, kept up to date while it runs
+    total: int = 0
+    done: int = 0
+    failed: int = 0
+    chunks: int = 0
