@@ -90,6 +90,9 @@ class Dataset:
     description: str = ""
     chunking: ChunkingSpec = ChunkingSpec()
     allowed_roles: tuple[str, ...] = ()
+    #: the reranker its searches run unless a request says otherwise: a configured name, "none",
+    #: or None for the service's default
+    reranker: str | None = None
     created_at: float = 0.0
     updated_at: float = 0.0
 

@@ -8,6 +8,7 @@ working directory is read too.  No other module reads ``os.environ``.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -389,6 +390,10 @@ class CrawlSettings(BaseModel):
     timeout_s: float = Field(20.0, gt=0)
 
 
+#: a named reranker (RAGD_RERANKERS keys): not "default" or "none", which have meanings of their own
+RERANKER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="RAGD_",
@@ -418,6 +423,11 @@ class Settings(BaseSettings):
     extract: ExtractSettings = ExtractSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     rerank: RerankSettings = RerankSettings()
+    rerankers: dict[str, RerankSettings] = Field(
+        default_factory=dict,
+        description="more rerankers by name (JSON object of rerank settings), chosen per request "
+        "(rerank: name) or per dataset; the one of RAGD_RERANK__* is named 'default'",
+    )
     llm: LlmSettings = LlmSettings()
     query_generation: QueryGenerationSettings = QueryGenerationSettings()
     agent: AgentSettings = AgentSettings()
@@ -426,6 +436,16 @@ class Settings(BaseSettings):
     catalog: CatalogSettings = CatalogSettings()
     worker: WorkerSettings = WorkerSettings()
     crawl: CrawlSettings = CrawlSettings()
+
+    @field_validator("rerankers")
+    @classmethod
+    def _reranker_names(cls, v: dict[str, RerankSettings]) -> dict[str, RerankSettings]:
+        for name, rr in v.items():
+            if name in ("default", "none") or not RERANKER_NAME.match(name):
+                raise ValueError(f"reranker name {name[:70]!r}: lower-case a-z 0-9 _ -, not default or none")
+            if rr.provider == "none":
+                raise ValueError(f"reranker {name!r}: give it a provider (remote or local)")
+        return v
 
     @property
     def catalog_url(self) -> str:

@@ -228,6 +228,8 @@ class SearchKnobs:
     near_duplicates: float | None = None
     #: only chunks in one of these languages (ISO 639-1 codes); empty: every language
     languages: tuple[str, ...] = ()
+    #: which reranker runs: a configured name, "none", or None for the default (when configured)
+    rerank: str | None = None
 
     @property
     def diversifies(self) -> bool:

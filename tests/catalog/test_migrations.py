@@ -4,6 +4,7 @@ ragd's errors."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import socket
 import sqlite3
 from pathlib import Path
@@ -46,7 +47,7 @@ async def test_the_migrations_build_exactly_the_tables(catalog_url: str) -> None
     assert await _inspect(catalog_url, _schema_diff) == []
     tables = await _inspect(catalog_url, lambda c: set(inspect(c).get_table_names()))
     assert tables == {*metadata.tables, "alembic_version"}
-    assert head_revision() == "0001"
+    assert head_revision() == "0002"
 
 
 async def test_reopening_keeps_the_data_and_the_revision(catalog_url: str) -> None:
@@ -109,3 +110,37 @@ async def test_sqlite_readers_do_not_wait_for_a_writer(tmp_path: Path) -> None:
         writer.execute("ROLLBACK")
         writer.close()
         await catalog.aclose()
+
+
+async def test_a_0001_catalog_is_upgraded_with_its_data(catalog_url: str) -> None:
+    """A catalog made by the first release gets the dataset reranker column, its rows kept."""
+    from alembic import command
+
+    from ragd.catalog.sql.migrate import alembic_config
+
+    engine = create_async_engine(catalog_url)
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(lambda c: command.upgrade(alembic_config(c), "0001"))
+            await conn.execute(text("INSERT INTO tenants (id, name, created_at) VALUES ('t', 'acme', 0)"))
+            await conn.execute(
+                text(
+                    "INSERT INTO datasets (id, tenant_id, name, collection_name, description, "
+                    "allowed_roles, created_at, updated_at) VALUES ('d', 't', 'old', 'kb-d', '', '[]', 0, 0)"
+                )
+            )
+    finally:
+        await engine.dispose()
+    catalog = await open_catalog(catalog_url)
+    try:
+        old = await catalog.get_dataset("d")
+        assert old is not None
+        assert (old.name, old.reranker) == ("old", None)
+        await catalog.update_dataset(dataclasses.replace(old, reranker="none"))
+        again = await catalog.get_dataset("d")
+        assert again is not None
+        assert again.reranker == "none"
+    finally:
+        await catalog.aclose()
+    assert await _inspect(catalog_url, _revision) == head_revision() == "0002"
+    assert await _inspect(catalog_url, _schema_diff) == []

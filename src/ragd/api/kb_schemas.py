@@ -44,12 +44,19 @@ class ChunkingBody(_Body):
         return ChunkingSpec(self.strategy, self.size, self.overlap)
 
 
+RERANKER_FIELD = (
+    "the reranker this dataset's searches run unless a request says otherwise: a configured name, "
+    "none, or default (the service's; the default)"
+)
+
+
 class DatasetCreate(_Body):
     name: str = Field(min_length=1, max_length=200)
     description: str = Field("", max_length=10_000)
     chunking: ChunkingBody | None = None
     allowed_roles: list[str] = Field(default_factory=list, max_length=100)
     tenant_id: str | None = Field(None, description="service key only: the tenant the dataset belongs to")
+    reranker: str | None = Field(None, max_length=64, description=RERANKER_FIELD)
 
 
 class DatasetUpdate(_Body):
@@ -57,6 +64,7 @@ class DatasetUpdate(_Body):
     description: str | None = Field(None, max_length=10_000)
     chunking: ChunkingBody | None = None
     allowed_roles: list[str] | None = Field(None, max_length=100)
+    reranker: str | None = Field(None, max_length=64, description=RERANKER_FIELD)
 
 
 class UploadForm(BaseModel):
@@ -113,6 +121,7 @@ def dataset_out(d: Dataset) -> dict[str, Any]:
             "overlap": d.chunking.overlap,
         },
         "allowed_roles": list(d.allowed_roles),
+        "reranker": d.reranker or "default",
         "created_at": d.created_at,
         "updated_at": d.updated_at,
     }

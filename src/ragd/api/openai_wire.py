@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from ragd.answer.records import AnswerEnd, Usage
-from ragd.api.schemas import COLLECTION_PATTERN, LanguageCode
+from ragd.api.schemas import COLLECTION_PATTERN, LanguageCode, RerankChoice
 from ragd.types import Citation
 
 SNIPPET_CHARS = 300
@@ -105,6 +105,7 @@ class ChatCompletionBody(ModelField):
     rag_languages: list[LanguageCode] | None = Field(
         None, max_length=20, description="only sources in one of these languages (ISO 639-1 codes)"
     )
+    rag_rerank: RerankChoice = None
 
     @property
     def include_usage(self) -> bool:

@@ -55,6 +55,27 @@ MAX_QUERY_CHARS = 2000
 LanguageCode = Annotated[str, Field(pattern=r"^[a-z]{2,3}$")]
 
 
+#: Which reranker runs: false (none), true (the default one), or a configured name.
+RerankChoice = Annotated[
+    bool | str | None,
+    Field(
+        description="false: no reranking; true: the default reranker (400 when none is configured); "
+        "a name: that configured reranker (RAGD_RERANKERS); absent: the dataset's or the service's default",
+    ),
+]
+
+
+def rerank_choice(value: bool | str | None) -> str | None:
+    """A wire ``rerank`` value as :attr:`ragd.types.SearchKnobs.rerank` (None: the default)."""
+    if value is False:
+        return "none"
+    if value is True:
+        return "default"
+    if value is None:
+        return None
+    return value.strip().lower()[:64]
+
+
 #: A relevance floor on a search request (``POST /search`` and the dataset search), alias score_threshold.
 MinScore = Annotated[
     float | None,
@@ -87,6 +108,7 @@ class KnobFields(BaseModel):
         max_length=20,
         description="only chunks in one of these languages (ISO 639-1 codes, meta.languages)",
     )
+    rerank: RerankChoice = None
 
     def knobs(self, defaults: RetrievalSettings) -> SearchKnobs:
         """This body's knobs, settings filling what it leaves out."""
@@ -96,6 +118,7 @@ class KnobFields(BaseModel):
             diversity=self.diversity or 0.0,
             max_per_file=self.max_per_file,
             languages=tuple(dict.fromkeys(self.languages or ())),
+            rerank=rerank_choice(self.rerank),
         )
 
 

@@ -33,10 +33,10 @@ from ragd.objects.base import ObjectStore
 from ragd.observe.metrics import Metrics
 from ragd.rerank.base import Reranker
 from ragd.retrieve.agent import AgenticSearch
-from ragd.retrieve.pipeline import Searcher, SearchPipeline
+from ragd.retrieve.pipeline import DEFAULT_RERANKER, RerankStage, Searcher, SearchPipeline
 from ragd.retrieve.queries import QueryGenerator
 from ragd.retrieve.search import Retriever
-from ragd.settings import Settings
+from ragd.settings import RerankSettings, Settings
 from ragd.store.base import VectorStore
 from ragd.types import IndexManifest
 
@@ -131,8 +131,25 @@ async def _dense_model(settings: Settings) -> DenseEmbedder:
     raise ConfigurationError(f"unknown embedding provider {emb.provider!r}")
 
 
-def build_reranker(settings: Settings) -> Reranker | None:
-    rr = settings.rerank
+def build_rerankers(settings: Settings) -> dict[str, RerankStage]:
+    """Every configured reranker by name: ``default`` (RAGD_RERANK__*) and RAGD_RERANKERS."""
+    named = {DEFAULT_RERANKER: settings.rerank, **settings.rerankers}
+    stages = {}
+    for name, rr in named.items():
+        try:
+            reranker = build_reranker(rr)
+        except ConfigurationError as exc:
+            if name == DEFAULT_RERANKER:
+                raise
+            raise ConfigurationError(
+                f"RAGD_RERANKERS[{name!r}]: {exc.message}", hint=f"set it in the {name!r} entry"
+            ) from exc
+        if reranker is not None:
+            stages[name] = RerankStage(reranker, rr)
+    return stages
+
+
+def build_reranker(rr: RerankSettings) -> Reranker | None:
     if rr.provider == "remote":
         from ragd.rerank.remote_http import HttpReranker
 
@@ -244,9 +261,11 @@ async def open_services(
             max_chunks=settings.chunking.max_chunks,
         )
         retriever = Retriever(store, dense, sparse, settings.retrieval, settings.embedding.languages)
-        reranker = build_reranker(settings)
-        if reranker is not None:
-            stack.push_async_callback(reranker.aclose)
+        rerankers = build_rerankers(settings)
+        for stage in rerankers.values():
+            stack.push_async_callback(stage.reranker.aclose)
+        default_stage = rerankers.get(DEFAULT_RERANKER)
+        reranker = None if default_stage is None else default_stage.reranker
         llm = build_llm(settings)
         if llm is not None:
             stack.push_async_callback(llm.aclose)
@@ -258,8 +277,7 @@ async def open_services(
             generator = None
         pipeline: Searcher = SearchPipeline(
             retriever,
-            reranker=reranker,
-            rerank_settings=settings.rerank,
+            rerankers=rerankers,
             generator=generator,
             metrics=metrics,
         )
@@ -294,6 +312,7 @@ async def open_services(
                 objects=objects,
                 objects_error=objects_error,
                 background=background,
+                reranker_names=tuple(rerankers),
             )
         )
         yield Services(

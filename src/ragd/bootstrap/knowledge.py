@@ -140,6 +140,7 @@ async def open_knowledge(
     objects: ObjectStore | None,
     objects_error: MissingDependency | None,
     background: bool,
+    reranker_names: tuple[str, ...] = (),
 ) -> AsyncIterator[tuple[KbContext, Worker | None]]:
     """The catalog (migrated to the latest schema) and, with ``background``, the worker and watcher."""
     from ragd.catalog.sql import open_catalog
@@ -157,6 +158,7 @@ async def open_knowledge(
             files_dir=settings.files_dir,
             max_upload_bytes=settings.extract.max_file_bytes,
             max_attempts=settings.worker.max_attempts,
+            reranker_names=reranker_names,
         )
         if not (background and settings.worker.enabled):
             yield ctx, None

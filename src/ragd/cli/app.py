@@ -126,6 +126,10 @@ Languages = Annotated[
     list[str] | None,
     typer.Option("--language", "-l", help="only chunks in this language (ISO 639-1; repeatable)"),
 ]
+Rerank = Annotated[
+    str | None,
+    typer.Option("--rerank", help="a configured reranker's name, or none (default: the default one)"),
+]
 Floor = Annotated[
     float | None, typer.Option("--min-score", min=0.0, max=1.0, help="drop hits below this relevance")
 ]
@@ -141,6 +145,7 @@ def search(
     diversity: Diversity = 0.0,
     max_per_file: PerFile = None,
     language: Languages = None,
+    rerank: Rerank = None,
     min_score: Floor = None,
     explain: Annotated[bool, typer.Option("--explain", help="show dense/sparse/fused scores")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
@@ -159,6 +164,7 @@ def search(
         diversity=diversity,
         max_per_file=max_per_file,
         languages=tuple(dict.fromkeys(code.lower() for code in language or ())),
+        rerank=None if rerank is None else rerank.lower(),
     )
 
     async def job(services: Services) -> None:
@@ -185,6 +191,7 @@ def evaluate(
     vector_weight: Weight = None,
     diversity: Diversity = 0.0,
     max_per_file: PerFile = None,
+    rerank: Rerank = None,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output on stdout")] = False,
     data_dir: Annotated[
         Path | None, typer.Option("--data-dir", help="index folder (default: DATA_DIR/eval)")
@@ -200,7 +207,12 @@ def evaluate(
         modes = [SearchMode.parse(m) for m in (mode or [m.value for m in SearchMode])]
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--mode") from exc
-    knobs = SearchKnobs(vector_weight=vector_weight, diversity=diversity, max_per_file=max_per_file)
+    knobs = SearchKnobs(
+        vector_weight=vector_weight,
+        diversity=diversity,
+        max_per_file=max_per_file,
+        rerank=None if rerank is None else rerank.lower(),
+    )
     shown = err_console if as_json else console  # stdout stays JSON
 
     async def job(services: Services) -> None:

@@ -29,6 +29,8 @@ class KbContext:
     files_dir: Path
     max_upload_bytes: int
     max_attempts: int = 3
+    #: the configured rerankers' names (a dataset's default must be one of them, or "none")
+    reranker_names: tuple[str, ...] = ()
 
     def upload_path(self, dataset_id: str, file_id: str) -> Path:
         return self.files_dir / dataset_id / file_id

@@ -47,6 +47,7 @@ async def create_dataset(
     chunking: ChunkingSpec | None = None,
     allowed_roles: tuple[str, ...] = (),
     tenant_id: str | None = None,
+    reranker: str | None = None,
 ) -> Dataset:
     require_writer(principal)
     tenant = owning_tenant(principal, tenant_id)
@@ -63,10 +64,24 @@ async def create_dataset(
             description=description,
             chunking=chunking,
             allowed_roles=clean_roles(allowed_roles),
+            reranker=dataset_reranker(ctx, reranker),
             created_at=now,
             updated_at=now,
         )
     )
+
+
+def dataset_reranker(ctx: KbContext, choice: str | None) -> str | None:
+    """A dataset's stored reranker: a configured name or "none"; None (or "default"): the service's."""
+    if choice is None or choice == "default":
+        return None
+    if choice != "none" and choice not in ctx.reranker_names:
+        configured = ", ".join(ctx.reranker_names) or "none is configured"
+        raise InvalidRequest(
+            f"unknown reranker {choice[:64]!r} (configured: {configured})",
+            hint="a configured name (RAGD_RERANK__*, RAGD_RERANKERS), none, or default",
+        )
+    return choice
 
 
 async def list_datasets(ctx: KbContext, principal: Principal) -> list[Dataset]:
@@ -86,8 +101,10 @@ async def update_dataset(
     description: str | None = None,
     chunking: ChunkingSpec | None = None,
     allowed_roles: tuple[str, ...] | None = None,
+    reranker: str | None = None,
 ) -> Dataset:
-    """Chunking may change only while the dataset has no files (its chunks would otherwise be stale)."""
+    """Chunking may change only while the dataset has no files (its chunks would otherwise be stale).
+    ``reranker``: None leaves it, "default" goes back to the service's default."""
     current = await writable(principal, ctx.catalog, dataset_id)
     if chunking is not None and chunking != current.chunking:
         if await ctx.catalog.list_files(dataset_id, limit=1):
@@ -102,6 +119,7 @@ async def update_dataset(
         description=description if description is not None else current.description,
         chunking=chunking if chunking is not None else current.chunking,
         allowed_roles=clean_roles(allowed_roles) if allowed_roles is not None else current.allowed_roles,
+        reranker=dataset_reranker(ctx, reranker) if reranker is not None else current.reranker,
         updated_at=time.time(),
     )
     return await ctx.catalog.update_dataset(updated)

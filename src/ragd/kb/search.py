@@ -2,12 +2,14 @@
 
 The collection names searched come from the catalog (the datasets this
 principal may read, ``allowed_roles`` applied), never from the request;
-disabled files are excluded by the store.
+disabled files are excluded by the store.  A request that does not choose a
+reranker gets the datasets' own (:func:`datasets_reranker`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from ragd.errors import InvalidRequest
 from ragd.kb.access import readable_datasets
@@ -42,13 +44,23 @@ async def search_datasets(
     datasets = await readable_datasets(principal, ctx.catalog, dataset_ids)
     if not datasets or not query.strip():
         return ScopedHits(tuple(datasets), ())
+    knobs = knobs or SearchKnobs()
+    if knobs.rerank is None:
+        knobs = replace(knobs, rerank=datasets_reranker(datasets))
     request = PipelineRequest(
         collections=tuple(d.collection_name for d in datasets),
         queries=(query,),
         k=k,
         mode=mode,
         deadline_s=deadline_s,
-        knobs=knobs or SearchKnobs(),
+        knobs=knobs,
     )
     result = await searcher.run(request)
     return ScopedHits(tuple(datasets), result.hits)
+
+
+def datasets_reranker(datasets: Sequence[Dataset]) -> str | None:
+    """The reranker a search over ``datasets`` runs when the request does not choose: theirs when
+    they all name the same one, else the service's default (None)."""
+    chosen = {d.reranker for d in datasets}
+    return chosen.pop() if len(chosen) == 1 else None

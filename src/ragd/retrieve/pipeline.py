@@ -18,11 +18,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ragd.errors import RagError
+from ragd.errors import InvalidRequest, RagError
 from ragd.observe.metrics import Metrics
 from ragd.rerank.base import Reranker
 from ragd.retrieve.diversity import diversify, drop_near_duplicates
@@ -73,25 +73,61 @@ class Searcher(Protocol):
     async def run(self, request: PipelineRequest) -> PipelineResult: ...
 
 
+#: ``SearchKnobs.rerank`` values with a meaning of their own
+DEFAULT_RERANKER, NO_RERANKER = "default", "none"
+
+
+@dataclass(frozen=True, slots=True)
+class RerankStage:
+    """A configured reranker and how many candidates it is given."""
+
+    reranker: Reranker
+    settings: RerankSettings
+
+
 class SearchPipeline:
-    """Resolve queries, retrieve, rerank, merge: the one search use-case for every face."""
+    """Resolve queries, retrieve, rerank, merge: the one search use-case for every face.
+
+    ``rerankers`` are the configured rerankers by name (``default``: ``RAGD_RERANK__*``; more in
+    ``RAGD_RERANKERS``); a request picks one with ``SearchKnobs.rerank`` (a name, ``none``), else
+    the default one runs when there is one."""
 
     def __init__(
         self,
         retriever: Retriever,
         *,
-        reranker: Reranker | None = None,
-        rerank_settings: RerankSettings | None = None,
+        rerankers: Mapping[str, RerankStage] | None = None,
         generator: QueryGenerator | None = None,
         metrics: Metrics | None = None,
     ) -> None:
         self._retriever = retriever
-        self._reranker = reranker
-        self._rerank = rerank_settings or RerankSettings()
+        self._rerankers = dict(rerankers or {})
         self._generator = generator
         self._metrics = metrics or Metrics()
 
+    @property
+    def reranker_names(self) -> tuple[str, ...]:
+        return tuple(self._rerankers)
+
+    def rerank_stage(self, choice: str | None) -> RerankStage | None:
+        """The stage a request's ``rerank`` choice selects (None: no reranking).
+
+        Raises :class:`InvalidRequest` for a name that is not configured."""
+        if choice == NO_RERANKER:
+            return None
+        if choice is None:
+            return self._rerankers.get(DEFAULT_RERANKER)
+        stage = self._rerankers.get(choice)
+        if stage is None:
+            configured = ", ".join(self._rerankers) or "none is configured"
+            raise InvalidRequest(
+                f"unknown reranker {choice[:64]!r} (configured: {configured})",
+                hint="use one of the configured names, or rerank: false; RAGD_RERANK__* and RAGD_RERANKERS",
+            )
+        return stage
+
     async def run(self, request: PipelineRequest) -> PipelineResult:
+        stage = self.rerank_stage(request.knobs.rerank)  # an unknown name fails before any work
         started = time.monotonic()
         deadline = request.deadline_s
         with self._metrics.stage("query_generation"):
@@ -110,7 +146,7 @@ class SearchPipeline:
         try:
             async with asyncio.timeout(left):
                 for query in queries:
-                    per_query.append(await self._one(query, request))
+                    per_query.append(await self._one(query, request, stage))
         except TimeoutError:
             log.warning(
                 "search deadline of %ss passed after %d/%d queries",
@@ -128,10 +164,13 @@ class SearchPipeline:
         self._metrics.results_returned.observe(len(chosen))
         return PipelineResult(queries=tuple(queries), hits=tuple(chosen), rerank=outcome, notes=notes)
 
-    async def _one(self, query: str, request: PipelineRequest) -> tuple[list[Hit], str]:
+    async def _one(
+        self, query: str, request: PipelineRequest, stage: RerankStage | None
+    ) -> tuple[list[Hit], str]:
         want = request.k
-        if self._reranker is not None:
-            want = min(max(request.k * self._rerank.multiplier, request.k), self._rerank.max_candidates)
+        if stage is not None:
+            rr = stage.settings
+            want = min(max(request.k * rr.multiplier, request.k), rr.max_candidates)
         if request.knobs.diversifies:  # room to choose from
             want = max(want, min(max(request.k * DIVERSITY_POOL, 20), MAX_DIVERSITY_POOL))
         started = time.perf_counter()
@@ -149,19 +188,18 @@ class SearchPipeline:
         self._metrics.retrieval_stage.labels("retrieve").observe(time.perf_counter() - started)
         self._metrics.candidates_fetched.observe(len(hits))
         self._metrics.hybrid_path.labels(self._retriever.effective_mode(request.mode).value).inc()
-        if self._reranker is None or not hits:
+        if stage is None or not hits:
             return hits, "unranked"
-        return await self._reranked(query, hits)
+        return await self._reranked(query, hits, stage.reranker)
 
-    async def _reranked(self, query: str, hits: Sequence[Hit]) -> tuple[list[Hit], str]:
-        assert self._reranker is not None
+    async def _reranked(self, query: str, hits: Sequence[Hit], reranker: Reranker) -> tuple[list[Hit], str]:
         try:
             with self._metrics.stage("rerank"):
-                scores = await self._reranker.rerank(query, [h.content for h in hits])
+                scores = await reranker.rerank(query, [h.content for h in hits])
             return apply_rerank(hits, scores), "reranked"
         except (RagError, ValueError) as exc:
             reason = exc.code if isinstance(exc, RagError) else "bad_scores"
-            log.warning("reranker %s failed (%s); returning unranked candidates", self._reranker.name, reason)
+            log.warning("reranker %s failed (%s); returning unranked candidates", reranker.name, reason)
             self._metrics.reranker_failures.labels(reason).inc()
             return list(hits), "rerank_failed"
 

@@ -36,6 +36,7 @@ from ragd.api.openai_wire import (
     request_body_schema,
 )
 from ragd.api.routes.search import metrics, services
+from ragd.api.schemas import rerank_choice
 from ragd.bootstrap import Services
 from ragd.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge, RagError, UpstreamFailed
 from ragd.kb.access import searchable_collections
@@ -122,6 +123,7 @@ async def chat_completions(
             max_per_file=body.rag_max_per_file,
             near_duplicates=svc.settings.chat.near_duplicates,
             languages=tuple(dict.fromkeys(body.rag_languages or ())),
+            rerank=rerank_choice(body.rag_rerank),
         ),
         params=body.upstream_params(),
         include_usage=body.include_usage,

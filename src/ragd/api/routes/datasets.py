@@ -54,6 +54,7 @@ async def create_dataset(body: DatasetCreate, caller: Caller, svc: Svc) -> dict[
         chunking=body.chunking.spec() if body.chunking else None,
         allowed_roles=tuple(body.allowed_roles),
         tenant_id=body.tenant_id,
+        reranker=None if body.reranker is None else body.reranker.lower(),
     )
     return dataset_out(dataset)
 
@@ -78,6 +79,7 @@ async def update_dataset(dataset_id: str, body: DatasetUpdate, caller: Caller, s
         description=body.description,
         chunking=body.chunking.spec() if body.chunking else None,
         allowed_roles=tuple(body.allowed_roles) if body.allowed_roles is not None else None,
+        reranker=None if body.reranker is None else body.reranker.lower(),
     )
     return dataset_out(dataset)
 

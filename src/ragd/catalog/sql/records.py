@@ -55,6 +55,7 @@ def dataset(row: RowMapping) -> Dataset:
             overlap=row["chunk_overlap"],
         ),
         allowed_roles=tuple(row["allowed_roles"]),
+        reranker=row["reranker"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
     )
@@ -69,6 +70,7 @@ def dataset_values(ds: Dataset) -> dict[str, Any]:
         "chunk_size": ds.chunking.size,
         "chunk_overlap": ds.chunking.overlap,
         "allowed_roles": list(ds.allowed_roles),
+        "reranker": ds.reranker,
     }
 
 

@@ -75,6 +75,7 @@ datasets = Table(
     Column("allowed_roles", JSON, nullable=False),
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
+    Column("reranker", String, nullable=True),  # 0002
     Index("uq_datasets_tenant_id_name", "tenant_id", "name", unique=True),
 )
 
