@@ -115,6 +115,9 @@ class NearTenantQueries:
         await self._inner.embed_query(text)  # pay the real cost
         return self._near()
 
+    def query_idle(self) -> bool:
+        return self._inner.query_idle()
+
     def embed_query_now(self, text: str) -> np.ndarray:
         """The in-process path ``Retriever`` takes with the local model (one worker hand-off)."""
         self._inner.embed_query_now(text)  # pay the real cost
@@ -141,7 +144,7 @@ async def main() -> None:
     parser.add_argument("--raw-vectors", action="store_true", help="search with the real query embeddings")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        dense = OnnxDenseEmbedder.from_settings(EmbeddingSettings(), Path(tmp) / "models")
+        dense = OnnxDenseEmbedder.from_settings(EmbeddingSettings(query_cache=0), Path(tmp) / "models")
         sparse = Bm25SparseEmbedder(SparseSettings().language)  # the default: per-query language
         store = EdgeStore(Path(tmp) / "index", "bench")
         await store.open(IndexManifest(dense.spec.model, 384, "", "", sparse.name, MANIFEST.chunker_version))

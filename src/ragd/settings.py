@@ -88,6 +88,12 @@ class EmbeddingSettings(BaseModel):
         ge=0,
         description="override the model window (0: from the model; remote: TEI's /info, else 512)",
     )
+    query_batch: int = Field(
+        32, ge=1, le=256, description="local: concurrent queries embedded in one model call, at most"
+    )
+    query_cache: int = Field(
+        1024, ge=0, description="local: vectors of the last this-many query texts kept (0: none)"
+    )
     tokenizer: Path | None = Field(
         None, description="remote: the model's tokenizer.json, so chunk sizes are exact (unset: estimated)"
     )

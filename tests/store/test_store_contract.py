@@ -23,6 +23,7 @@ INDEXED = {
     "meta.file_id": ("keyword", False),
     "meta.collection_type": ("keyword", False),
     "meta.disabled": ("bool", False),
+    "meta.languages": ("keyword", False),
 }
 
 

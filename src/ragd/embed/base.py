@@ -55,6 +55,11 @@ class InProcessQueryEmbedder(Protocol):
         """What :meth:`DenseEmbedder.embed_query` returns, computed on the calling thread."""
         ...
 
+    def query_idle(self) -> bool:
+        """Whether no other query is being embedded: when one is, a search goes through
+        :meth:`DenseEmbedder.embed_query` instead, which batches concurrent queries."""
+        ...
+
 
 class SparseEmbedder(Protocol):
     """BM25 term weights for a sparse vector with Qdrant's IDF modifier.

@@ -13,6 +13,10 @@ Inference runs off the event loop (onnxruntime releases the GIL), so it keeps se
   cores, and loses only its share when chunking, BM25 or a store write takes a core, where
   intra-op threads all wait at the next barrier for the one descheduled.
 
+Concurrent queries share model calls (:mod:`ragd.embed.query_batcher`): one that finds the model
+idle runs at once; those that arrive meanwhile go together in the next batch.  Recent queries'
+vectors are cached.
+
 Vectors come back in input order.
 """
 
@@ -39,6 +43,7 @@ from ragd.embed.hf_tokenizer import HfTokenizer, TokenIds
 from ragd.embed.length_queue import LengthQueue, QueueClosed
 from ragd.embed.model_source import ModelFolder, resolve_model
 from ragd.embed.onnx_runner import Matrix, OnnxEncoder, open_encoder
+from ragd.embed.query_batcher import QueryBatcher, QueryCache
 from ragd.errors import ConfigurationError, EmbeddingFailed
 from ragd.settings import EmbeddingSettings
 from ragd.types import DenseVector
@@ -74,6 +79,9 @@ class OnnxDenseEmbedder:
         batch_size: int,
         lanes: int = 1,
         max_batch_tokens: int | None = None,
+        *,
+        query_batch: int = 32,
+        query_cache: int = 1024,
     ) -> None:
         self.spec = spec
         self._tokenizer = tokenizer
@@ -82,6 +90,10 @@ class OnnxDenseEmbedder:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragd-tokenize")
         self._query_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragd-query")
         self._query_turn = threading.Lock()
+        self._query_cache = QueryCache(query_cache)
+        self._query_batcher = QueryBatcher(self._embed_queries, self._query_executor, max_batch=query_batch)
+        self._alone = 0  # queries embedded on a search's own thread right now (embed_query_now)
+        self._alone_lock = threading.Lock()
         self._queue: LengthQueue[tuple[_Call, int]] = LengthQueue(batch_size, max_batch_tokens)
         self._lanes = [
             threading.Thread(target=self._lane, name=f"ragd-lane-{index}", daemon=True)
@@ -119,27 +131,59 @@ class OnnxDenseEmbedder:
             lanes,
             per_lane,
         )
-        return cls(spec, tokenizer, encoder, settings.batch_size, lanes, settings.max_batch_tokens or None)
+        return cls(
+            spec,
+            tokenizer,
+            encoder,
+            settings.batch_size,
+            lanes,
+            settings.max_batch_tokens or None,
+            query_batch=settings.query_batch,
+            query_cache=settings.query_cache,
+        )
 
     @property
     def tokenizer(self) -> TokenCounter:
         return self._tokenizer
 
     async def embed_query(self, text: str) -> DenseVector:
-        return await self._run(self._query_executor, self.embed_query_now, text)
+        """The query's vector: cached, else embedded with the queries that arrive alongside it."""
+        if self._closed:
+            raise EmbeddingFailed("the dense embedder is closed")
+        cached = self._query_cache.get(text)
+        if cached is not None:
+            return cached
+        return await self._query_batcher.embed(text)
+
+    def query_idle(self) -> bool:
+        """No query is being embedded or waiting: one now may run alone on its search's thread."""
+        return self._query_batcher.idle and self._alone == 0
 
     def embed_query_now(self, text: str) -> DenseVector:
         """The query's vector, computed on the calling thread (a worker: this blocks).
 
-        One query runs at a time (its session already uses every core); a caller on another
-        worker thread waits its turn."""
+        One model call runs at a time (its session already uses every core); a caller on another
+        worker thread waits its turn.  While it runs, other queries go to the batcher."""
         if self._closed:
             raise EmbeddingFailed("the dense embedder is closed")
-        with self._query_turn:
-            ids = self._tokenize([self.spec.query_prefix + text])
-            matrix = self._encoder.encode(self._tokenizer.pad(ids), query=True)
-        vector: DenseVector = matrix[0]
+        cached = self._query_cache.get(text)
+        if cached is not None:
+            return cached
+        with self._alone_lock:
+            self._alone += 1
+        try:
+            (vector,) = self._embed_queries([text])
+        finally:
+            with self._alone_lock:
+                self._alone -= 1
         return vector
+
+    def _embed_queries(self, texts: list[str]) -> list[DenseVector]:
+        """One model call for ``texts`` (queries), on the calling thread; each vector cached."""
+        with self._query_turn:
+            ids = self._tokenize([self.spec.query_prefix + text for text in texts])
+            matrix = self._encoder.encode(self._tokenizer.pad(ids), query=True)
+        return [self._query_cache.put(text, np.array(row)) for text, row in zip(texts, matrix, strict=True)]
 
     async def embed_documents(self, texts: Sequence[str]) -> list[DenseVector]:
         if not texts:

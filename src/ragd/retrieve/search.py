@@ -6,9 +6,11 @@ query -> embed (dense and/or sparse) -> store.search (fused inside Qdrant)
 Hybrid searches always ask the engine for each hit's dense and BM25 scores too (the
 ``explain`` batch): a hit's relevance is computed from them (:mod:`ragd.retrieve.relevance`).
 
-With the local model and the embedded engine (the default), the query's embedding and the
-engine query run back to back on one of the store's worker threads: each hand-off between
-the event loop and a worker costs ~0.15-0.2 ms on a 2-core VM, a tenth of the whole search.
+With the local model and the embedded engine (the default), a search that finds the model idle
+embeds its query and runs the engine query back to back on one of the store's worker threads:
+each hand-off between the event loop and a worker costs ~0.15-0.2 ms on a 2-core VM, a tenth of
+the whole search.  Under concurrent load the query goes through ``embed_query`` instead, which
+embeds the queries that arrive together in one model call (:mod:`ragd.embed.query_batcher`).
 """
 
 from __future__ import annotations
@@ -129,7 +131,8 @@ class Retriever:
         if request.mode is SearchMode.SPARSE:
             query = store_query(None)
             hits = await self._store.search(query)
-        elif self._in_process is not None:
+        elif self._in_process is not None and self._in_process[0].query_idle():
+            # alone: embed and search back to back on one store worker (two hand-offs fewer)
             (model, engine), text = self._in_process, request.query
             query, hits = await engine.search_after(lambda: store_query(model.embed_query_now(text)))
         else:
