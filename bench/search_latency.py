@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
+import resource
 import statistics
 import tempfile
 import time
@@ -58,6 +60,14 @@ def texts(n: int, vocab: list[str], seed: int) -> list[str]:
     return [" ".join(vocab[i] for i in rng.choice(len(vocab), 40, p=p)) for _ in range(n)]
 
 
+def rss_mb() -> float:
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def percentiles(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
@@ -85,7 +95,7 @@ async def build(
             ]
         )
     await store.optimize()
-    print(f"indexed {n} chunks in {time.perf_counter() - started:.0f} s")
+    print(f"indexed {n} chunks in {time.perf_counter() - started:.0f} s; resident memory {rss_mb():.0f} MB")
     return corpus.dense, corpus.tenant
 
 
@@ -115,12 +125,15 @@ class NearTenantQueries:
         await self._inner.embed_query(text)  # pay the real cost
         return self._near()
 
-    def query_idle(self) -> bool:
-        return self._inner.query_idle()
+    def claim_alone(self) -> bool:
+        return self._inner.claim_alone()
 
-    def embed_query_now(self, text: str) -> np.ndarray:
+    def release_alone(self) -> None:
+        self._inner.release_alone()
+
+    def embed_query_now(self, text: str, *, claimed: bool = False) -> np.ndarray:
         """The in-process path ``Retriever`` takes with the local model (one worker hand-off)."""
-        self._inner.embed_query_now(text)  # pay the real cost
+        self._inner.embed_query_now(text, claimed=claimed)  # pay the real cost
         return self._near()
 
     def _near(self) -> np.ndarray:
@@ -196,6 +209,7 @@ async def main() -> None:
         for mode, values in samples.items():
             p50, p99 = percentiles(values)
             print(f"{mode.value:>6}: p50 {p50:.2f} ms  p99 {p99:.2f} ms  (query embedding included)")
+        print(f"resident memory now {rss_mb():.0f} MB, peak {peak_rss_mb():.0f} MB (model + index)")
         await dense.aclose()
         await store.close()
 

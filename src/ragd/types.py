@@ -11,7 +11,7 @@ lives at the edges (settings, HTTP schemas); these are plain dataclasses.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -206,7 +206,7 @@ class Hit:
     scores: ComponentScores = ComponentScores()
     relevance: float = 0.0
     #: the chunk's stored dense vector when the search returned it (diversity needs it); never serialised
-    vector: DenseVector | None = field(default=None, compare=False, repr=False)
+    vector: DenseVector | Sequence[float] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

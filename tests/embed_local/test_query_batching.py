@@ -40,7 +40,7 @@ async def make(model_cache: Path) -> AsyncIterator[Callable[..., OnnxDenseEmbedd
 async def test_batched_queries_get_the_vectors_they_get_alone(make: Callable[..., OnnxDenseEmbedder]) -> None:
     embedder = make(query_cache=0)
     alone = [await asyncio.to_thread(embedder.embed_query_now, q) for q in QUERIES]
-    real = embedder._embed_queries
+    real = embedder._embed_batch
     sizes: list[int] = []
 
     def counted(texts: list[str]) -> list[Any]:
@@ -71,4 +71,5 @@ async def test_a_repeated_query_skips_the_model(make: Callable[..., OnnxDenseEmb
     assert calls == [["hybrid search"]]
     assert first is again is now
     assert not first.flags.writeable
-    assert embedder.query_idle()
+    assert embedder.claim_alone()
+    embedder.release_alone()

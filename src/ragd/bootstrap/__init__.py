@@ -11,6 +11,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from ragd.answer.service import ChatAnswerer
 from ragd.bootstrap.knowledge import open_knowledge
@@ -217,6 +218,13 @@ def manifest_for(dense: DenseEmbedder, sparse: SparseEmbedder | None, chunker: C
     )
 
 
+def _count_query_batches(dense: Any, metrics: Metrics) -> None:
+    """The local model batches concurrent queries: its counts back two gauges."""
+    if hasattr(dense, "query_batches"):
+        metrics.query_batches.set_function(lambda: dense.query_batches[0])
+        metrics.query_batched.set_function(lambda: dense.query_batches[1])
+
+
 @asynccontextmanager
 async def open_services(
     settings: Settings, metrics: Metrics | None = None, *, background: bool = False
@@ -233,6 +241,7 @@ async def open_services(
         finally:
             await identifier
         stack.push_async_callback(dense.aclose)
+        _count_query_batches(dense, metrics)
         sparse = (
             Bm25SparseEmbedder(settings.sparse.language, settings.sparse.avg_len)
             if settings.sparse.enabled

@@ -51,13 +51,18 @@ class InProcessQueryEmbedder(Protocol):
     fewer, ~0.4 ms of a ~5 ms search on a 2-core VM.
     """
 
-    def embed_query_now(self, text: str) -> DenseVector:
-        """What :meth:`DenseEmbedder.embed_query` returns, computed on the calling thread."""
+    def embed_query_now(self, text: str, *, claimed: bool = False) -> DenseVector:
+        """What :meth:`DenseEmbedder.embed_query` returns, computed on the calling thread;
+        ``claimed``: the caller holds a :meth:`claim_alone` claim, given back when done."""
         ...
 
-    def query_idle(self) -> bool:
-        """Whether no other query is being embedded: when one is, a search goes through
-        :meth:`DenseEmbedder.embed_query` instead, which batches concurrent queries."""
+    def claim_alone(self) -> bool:
+        """Claim the model for one query alone when no other is being embedded (on the event
+        loop); False: go through :meth:`DenseEmbedder.embed_query`, which batches queries."""
+        ...
+
+    def release_alone(self) -> None:
+        """Give back a claim that :meth:`embed_query_now` never got to use."""
         ...
 
 

@@ -14,7 +14,14 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
 
 _FAST = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 _SLOW = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0)
@@ -57,6 +64,14 @@ class Metrics:
             "retrieval_stage_duration_seconds", "Search stage latency", ["stage"], buckets=_FAST, registry=r
         )
         self.hybrid_path = Counter("hybrid_path_total", "Retrieval path taken", ["path"], registry=r)
+        # query embedding (local model): model calls made for concurrent queries, and the queries
+        # they held; their ratio is the mean batch size (set from the embedder: see bootstrap)
+        self.query_batches = Gauge(
+            "query_embedding_batches", "Model calls made for batched queries", registry=r
+        )
+        self.query_batched = Gauge(
+            "query_embedding_batched_queries", "Queries embedded in those calls", registry=r
+        )
         self.search_clamped = Counter(
             "search_clamped_total", "POST /search values over a limit, clamped", ["field"], registry=r
         )

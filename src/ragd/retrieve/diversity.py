@@ -30,9 +30,10 @@ def _unit_rows(hits: Sequence[Hit]) -> np.ndarray:
     rows = np.zeros((len(hits), dim), dtype=np.float32)
     for i, hit in enumerate(hits):
         if hit.vector is not None and len(hit.vector) == dim:
-            norm = float(np.linalg.norm(hit.vector))
+            vector = np.asarray(hit.vector, dtype=np.float32)
+            norm = float(np.linalg.norm(vector))
             if norm > 0:
-                rows[i] = hit.vector / norm
+                rows[i] = vector / norm
     return rows
 
 

@@ -131,10 +131,21 @@ class Retriever:
         if request.mode is SearchMode.SPARSE:
             query = store_query(None)
             hits = await self._store.search(query)
-        elif self._in_process is not None and self._in_process[0].query_idle():
+        elif self._in_process is not None and self._in_process[0].claim_alone():
             # alone: embed and search back to back on one store worker (two hand-offs fewer)
             (model, engine), text = self._in_process, request.query
-            query, hits = await engine.search_after(lambda: store_query(model.embed_query_now(text)))
+            used = False
+
+            def prepare() -> StoreQuery:
+                nonlocal used
+                used = True
+                return store_query(model.embed_query_now(text, claimed=True))
+
+            try:
+                query, hits = await engine.search_after(prepare)
+            finally:
+                if not used:  # never reached the worker: the claim goes back here
+                    model.release_alone()
         else:
             query = store_query(await self._dense.embed_query(request.query))
             hits = await self._store.search(query)

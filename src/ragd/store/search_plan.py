@@ -10,7 +10,7 @@ Both adapters run the same plan:
   hit's ``scores.dense`` / ``scores.sparse`` come from the component lists
   (None when the hit is not in that list).  The fused rows carry their stored
   dense vector, so a hit that only the sparse list found still gets its dense
-  cosine (:func:`cosine`): the relevance model needs it for every hit.
+  cosine: the relevance model needs it for every hit.
 
 With ``explain`` every search (dense and sparse alone too) returns each hit's stored dense
 vector as ``Hit.vector``: MMR diversity and near-duplicate removal compare hits by it.
@@ -60,15 +60,6 @@ class EnginePoint:
     dense: Sequence[float] | None = None
 
 
-def cosine(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float | None:
-    """The cosine of two vectors (None when their sizes differ or either is empty or zero)."""
-    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if x.shape != y.shape or x.size == 0:
-        return None
-    norm = float(np.linalg.norm(x) * np.linalg.norm(y))
-    return float(x @ y) / norm if norm > 0 else None
-
-
 def scores_by_id(rows: Iterable[EnginePoint]) -> dict[str, float]:
     return {canonical_id(row.id): float(row.score) for row in rows}
 
@@ -83,8 +74,15 @@ def assemble_hits(
     """Hits in engine order with their component scores filled in for explanation.
 
     A hybrid hit missing from the dense list gets the cosine of ``query_dense`` and its stored
-    vector (``row.dense``) when both are known."""
+    vector (``row.dense``) when both are known: the dot product with the unit query, since a
+    Cosine collection stores its vectors normalised.  ``Hit.vector`` is the engine's row as it
+    came (converted only where it is used: :mod:`ragd.retrieve.diversity`)."""
     hits = []
+    unit_query = None
+    if query_dense is not None:
+        q = np.asarray(query_dense, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        unit_query = q / norm if norm > 0 else None
     for row in rows:
         point_id = canonical_id(row.id)
         score = float(row.score)
@@ -94,8 +92,8 @@ def assemble_hits(
             scores = ComponentScores(sparse=score)
         else:
             dense_score = (dense or {}).get(point_id)
-            if dense_score is None and row.dense is not None and query_dense is not None:
-                dense_score = cosine(query_dense, row.dense)
+            if dense_score is None and row.dense is not None and unit_query is not None:
+                dense_score = float(unit_query @ np.asarray(row.dense, dtype=np.float32))
             scores = ComponentScores(dense=dense_score, sparse=(sparse or {}).get(point_id), fused=score)
         hits.append(
             Hit(
@@ -104,7 +102,7 @@ def assemble_hits(
                 meta=meta_of(row.payload),
                 score=score,
                 scores=scores,
-                vector=None if row.dense is None else np.asarray(row.dense, dtype=np.float32),
+                vector=row.dense,
             )
         )
     return hits
