@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +12,10 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from ragd.embed.local_onnx import OnnxDenseEmbedder
 from ragd.embed.model_source import ModelFolder, resolve_model
 from ragd.errors import MissingDependency
-from ragd.settings import PACKAGED_MINILM
+from ragd.settings import PACKAGED_MINILM, EmbeddingSettings
 
 REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "minilm" / "reference.json"
 
@@ -56,3 +58,20 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
+
+
+Make = Callable[..., OnnxDenseEmbedder]
+
+
+@pytest.fixture
+async def make_embedder(model_cache: Path) -> AsyncIterator[Make]:
+    """Builds embedders from settings (the graph comes from the session cache) and closes them."""
+    made: list[OnnxDenseEmbedder] = []
+
+    def make(**settings: Any) -> OnnxDenseEmbedder:
+        made.append(OnnxDenseEmbedder.from_settings(EmbeddingSettings(**settings), model_cache))
+        return made[-1]
+
+    yield make
+    for embedder in made:
+        await embedder.aclose()

@@ -5,9 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -19,6 +17,7 @@ from ragd.embed.model_source import ModelFolder
 from ragd.embed.onnx_runner import Matrix, OnnxEncoder, open_encoder
 from ragd.errors import ConfigurationError, EmbeddingFailed
 from ragd.settings import PACKAGED_MINILM, EmbeddingSettings
+from tests.embed_local.conftest import Make
 
 WORDS = ["retrieval", "ranking", "vectors", "chunk", "index", "query", "answer", "model", "token", "passage"]
 
@@ -26,23 +25,6 @@ WORDS = ["retrieval", "ranking", "vectors", "chunk", "index", "query", "answer",
 def chunk_text(seed: int, tokens: int) -> str:
     rng = np.random.default_rng(seed)
     return " ".join(rng.choice(WORDS, size=tokens))
-
-
-Make = Callable[..., OnnxDenseEmbedder]
-
-
-@pytest.fixture
-async def make_embedder(model_cache: Path) -> AsyncIterator[Make]:
-    """Builds embedders from settings (the graph comes from the session cache) and closes them."""
-    made: list[OnnxDenseEmbedder] = []
-
-    def make(**settings: Any) -> OnnxDenseEmbedder:
-        made.append(OnnxDenseEmbedder.from_settings(EmbeddingSettings(**settings), model_cache))
-        return made[-1]
-
-    yield make
-    for embedder in made:
-        await embedder.aclose()
 
 
 def test_spec_and_tokenizer_describe_the_packaged_model(dense: DenseEmbedder) -> None:

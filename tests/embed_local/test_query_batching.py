@@ -4,15 +4,11 @@ repeated queries come from the cache."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 
-from ragd.embed.local_onnx import OnnxDenseEmbedder
-from ragd.settings import EmbeddingSettings
+from tests.embed_local.conftest import Make
 
 QUERIES = [
     "capital of France",
@@ -24,21 +20,8 @@ QUERIES = [
 ]
 
 
-@pytest.fixture
-async def make(model_cache: Path) -> AsyncIterator[Callable[..., OnnxDenseEmbedder]]:
-    made: list[OnnxDenseEmbedder] = []
-
-    def build(**settings: Any) -> OnnxDenseEmbedder:
-        made.append(OnnxDenseEmbedder.from_settings(EmbeddingSettings(**settings), model_cache))
-        return made[-1]
-
-    yield build
-    for embedder in made:
-        await embedder.aclose()
-
-
-async def test_batched_queries_get_the_vectors_they_get_alone(make: Callable[..., OnnxDenseEmbedder]) -> None:
-    embedder = make(query_cache=0)
+async def test_batched_queries_get_the_vectors_they_get_alone(make_embedder: Make) -> None:
+    embedder = make_embedder(query_cache=0)
     alone = [await asyncio.to_thread(embedder.embed_query_now, q) for q in QUERIES]
     real = embedder._embed_batch
     sizes: list[int] = []
@@ -54,8 +37,8 @@ async def test_batched_queries_get_the_vectors_they_get_alone(make: Callable[...
         np.testing.assert_allclose(a, b, atol=1e-5)
 
 
-async def test_a_repeated_query_skips_the_model(make: Callable[..., OnnxDenseEmbedder]) -> None:
-    embedder = make(query_cache=8)
+async def test_a_repeated_query_skips_the_model(make_embedder: Make) -> None:
+    embedder = make_embedder(query_cache=8)
     calls: list[list[str]] = []
     real = embedder._embed_queries
 
