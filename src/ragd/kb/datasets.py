@@ -13,6 +13,7 @@ from ragd.errors import Conflict, InvalidRequest
 from ragd.kb.access import owning_tenant, readable, require_writer, writable
 from ragd.kb.context import KbContext
 from ragd.kb_types import ChunkingSpec, Dataset, Principal
+from ragd.retrieve.pipeline import unknown_reranker
 from ragd.types import PointFilter
 
 ROLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -76,11 +77,7 @@ def dataset_reranker(ctx: KbContext, choice: str | None) -> str | None:
     if choice is None or choice == "default":
         return None
     if choice != "none" and choice not in ctx.reranker_names:
-        configured = ", ".join(ctx.reranker_names) or "none is configured"
-        raise InvalidRequest(
-            f"unknown reranker {choice[:64]!r} (configured: {configured})",
-            hint="a configured name (RAGD_RERANK__*, RAGD_RERANKERS), none, or default",
-        )
+        raise unknown_reranker(choice, ctx.reranker_names)
     return choice
 
 

@@ -85,6 +85,14 @@ class RerankStage:
     settings: RerankSettings
 
 
+def unknown_reranker(name: str, configured: Sequence[str]) -> InvalidRequest:
+    """The refusal of a reranker name that is not configured (a request's or a dataset's)."""
+    return InvalidRequest(
+        f"unknown reranker {name[:64]!r} (configured: {', '.join(configured) or 'none is configured'})",
+        hint="a configured name (RAGD_RERANK__* is 'default', more in RAGD_RERANKERS), or none",
+    )
+
+
 class SearchPipeline:
     """Resolve queries, retrieve, rerank, merge: the one search use-case for every face.
 
@@ -119,11 +127,7 @@ class SearchPipeline:
             return self._rerankers.get(DEFAULT_RERANKER)
         stage = self._rerankers.get(choice)
         if stage is None:
-            configured = ", ".join(self._rerankers) or "none is configured"
-            raise InvalidRequest(
-                f"unknown reranker {choice[:64]!r} (configured: {configured})",
-                hint="use one of the configured names, or rerank: false; RAGD_RERANK__* and RAGD_RERANKERS",
-            )
+            raise unknown_reranker(choice, tuple(self._rerankers))
         return stage
 
     async def run(self, request: PipelineRequest) -> PipelineResult:
