@@ -93,6 +93,9 @@ class Dataset:
     #: the reranker its searches run unless a request says otherwise: a configured name, "none",
     #: or None for the service's default
     reranker: str | None = None
+    #: the dense model its files are embedded with: a name in RAGD_EMBEDDERS, or None for the
+    #: service's default; fixed once the dataset has files
+    embedding: str | None = None
     created_at: float = 0.0
     updated_at: float = 0.0
 

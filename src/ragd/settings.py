@@ -396,8 +396,9 @@ class CrawlSettings(BaseModel):
     timeout_s: float = Field(20.0, gt=0)
 
 
-#: a named reranker (RAGD_RERANKERS keys): not "default" or "none", which have meanings of their own
-RERANKER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+#: a named reranker or dense model (RAGD_RERANKERS, RAGD_EMBEDDERS keys); "default" (and for rerankers
+#: "none") have meanings of their own
+CONFIGURED_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
 class Settings(BaseSettings):
@@ -434,6 +435,12 @@ class Settings(BaseSettings):
         description="more rerankers by name (JSON object of rerank settings), chosen per request "
         "(rerank: name) or per dataset; the one of RAGD_RERANK__* is named 'default'",
     )
+    embedders: dict[str, EmbeddingSettings] = Field(
+        default_factory=dict,
+        description="more dense models by name (JSON object of embedding settings) that a dataset may "
+        "choose (its vectors go to the named vector text-dense-<name>); the one of RAGD_EMBEDDING__* "
+        "is 'default'; fixed when the index is created (a change is INDEX_MISMATCH)",
+    )
     llm: LlmSettings = LlmSettings()
     query_generation: QueryGenerationSettings = QueryGenerationSettings()
     agent: AgentSettings = AgentSettings()
@@ -447,10 +454,18 @@ class Settings(BaseSettings):
     @classmethod
     def _reranker_names(cls, v: dict[str, RerankSettings]) -> dict[str, RerankSettings]:
         for name, rr in v.items():
-            if name in ("default", "none") or not RERANKER_NAME.match(name):
+            if name in ("default", "none") or not CONFIGURED_NAME.match(name):
                 raise ValueError(f"reranker name {name[:70]!r}: lower-case a-z 0-9 _ -, not default or none")
             if rr.provider == "none":
                 raise ValueError(f"reranker {name!r}: give it a provider (remote or local)")
+        return v
+
+    @field_validator("embedders")
+    @classmethod
+    def _embedder_names(cls, v: dict[str, EmbeddingSettings]) -> dict[str, EmbeddingSettings]:
+        for name in v:
+            if name == "default" or not CONFIGURED_NAME.match(name):
+                raise ValueError(f"embedding model name {name[:70]!r}: lower-case a-z 0-9 _ -, not default")
         return v
 
     @property

@@ -168,6 +168,114 @@ class FileRef:
 
 
 @dataclass(frozen=True, slots=True)
+class ChunkMeta:
+    """A chunk's metadata: the ``meta`` object of its point (docs/payload.md), typed.
+
+    ragd builds it at ingest and reads it back with :meth:`parse` wherever it needs a field; it is
+    a dict only on the wire (the payload, Open WebUI's ``metadatas``).  Points written by other
+    tools may lack keys or hold other types: :meth:`parse` keeps what fits, and every key it does
+    not know stays in ``extra`` (written back unchanged by :meth:`to_payload`).
+    """
+
+    collection_name: str
+    file_id: str
+    name: str = ""
+    source: str = ""
+    split_id: int | None = None
+    #: how many chunks the file's version has (a version is complete when it has them all)
+    chunk_count: int | None = None
+    extractor: str | None = None
+    #: the file's bytes and the pipeline that made the points (re-ingest skips an unchanged file)
+    file_hash: str | None = None
+    pipeline: str | None = None
+    ingest_version: str | None = None
+    headers: tuple[str, ...] = ()
+    headers_breadcrumb: str | None = None
+    #: 0-based; None for unpaged formats
+    page: int | None = None
+    page_count: int | None = None
+    title: str | None = None
+    #: ISO 639-1 codes: the chunk's language, else the document's
+    languages: tuple[str, ...] = ()
+    disabled: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """What a person calls the file: its name, else its source."""
+        return self.name or self.source
+
+    def to_payload(self) -> dict[str, Any]:
+        """The JSON object stored as the point's ``meta`` (optional keys only when set)."""
+        out: dict[str, Any] = {
+            **self.extra,
+            "collection_name": self.collection_name,
+            "file_id": self.file_id,
+            "name": self.name,
+            "source": self.source,
+        }
+        for key in _OPTIONAL_META:
+            value = getattr(self, key)
+            if value is not None and value != () and value is not False:
+                out[key] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @classmethod
+    def parse(cls, meta: Mapping[str, Any]) -> ChunkMeta:
+        """Read a stored ``meta`` object; a value of the wrong type counts as absent."""
+        known = {f for f in cls.__dataclass_fields__ if f != "extra"}
+        return cls(
+            collection_name=_str(meta.get("collection_name")) or "",
+            file_id=_str(meta.get("file_id")) or "",
+            name=_str(meta.get("name")) or "",
+            source=_str(meta.get("source")) or "",
+            split_id=_int(meta.get("split_id")),
+            chunk_count=_int(meta.get("chunk_count")),
+            extractor=_str(meta.get("extractor")),
+            file_hash=_str(meta.get("file_hash")),
+            pipeline=_str(meta.get("pipeline")),
+            ingest_version=_str(meta.get("ingest_version")),
+            headers=_strs(meta.get("headers")),
+            headers_breadcrumb=_str(meta.get("headers_breadcrumb")),
+            page=_int(meta.get("page")),
+            page_count=_int(meta.get("page_count")),
+            title=_str(meta.get("title")),
+            languages=_strs(meta.get("languages")),
+            disabled=meta.get("disabled") is True,
+            extra={k: v for k, v in meta.items() if k not in known},
+        )
+
+
+_OPTIONAL_META = (
+    "split_id",
+    "chunk_count",
+    "extractor",
+    "file_hash",
+    "pipeline",
+    "ingest_version",
+    "headers",
+    "headers_breadcrumb",
+    "page",
+    "page_count",
+    "title",
+    "languages",
+    "disabled",
+)
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _strs(value: object) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list | tuple) else ()
+
+
+@dataclass(frozen=True, slots=True)
 class StoredChunk:
     """One point as the store keeps it: id, text, metadata, vectors."""
 
@@ -176,6 +284,9 @@ class StoredChunk:
     meta: Mapping[str, Any]
     dense: DenseVector | None = None
     sparse: SparseVector | None = None
+    #: the dense model (embedding space) of ``dense``: None for the index's default model, else the
+    #: name of one of the index's other models (a dataset's choice; :class:`DenseSpace`)
+    space: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +318,8 @@ class Hit:
     relevance: float = 0.0
     #: the chunk's stored dense vector when the search returned it (diversity needs it); never serialised
     vector: DenseVector | Sequence[float] | None = field(default=None, compare=False, repr=False)
+    #: the dense model of ``vector`` (None: the index's default; else a dataset's named model)
+    space: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +384,20 @@ class StoreQuery:
     fusion: FusionParams = FusionParams()
     #: hybrid only: also run each path alone to fill ``Hit.scores.dense/sparse`` (about twice the cost)
     explain: bool = True
+    #: the dense model ``dense`` was made with: None for the default, else a named :class:`DenseSpace`
+    space: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DenseSpace:
+    """One more dense model of an index, beside the default one: its vectors live in a named vector
+    of their own (``text-dense-<name>``), and the datasets that chose it are embedded with it."""
+
+    name: str
+    model: str
+    dim: int
+    query_prefix: str = ""
+    document_prefix: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,15 +414,29 @@ class IndexManifest:
     sparse_model: str
     chunker_version: str
     schema_version: int = 1
+    #: the index's other dense models by name (RAGD_EMBEDDERS), fixed when the index is created
+    extra_dense: tuple[DenseSpace, ...] = ()
 
     def mismatches(self, other: IndexManifest) -> list[str]:
         """Human-readable differences between two manifests (empty when equal)."""
         out = []
         for name in self.__dataclass_fields__:
             mine, theirs = getattr(self, name), getattr(other, name)
-            if mine != theirs:
+            if mine == theirs:
+                continue
+            if name == "extra_dense":
+                out.append(f"dense models: index has {_spaces(mine)}, configuration has {_spaces(theirs)}")
+            else:
                 out.append(f"{name}: index has {mine!r}, configuration has {theirs!r}")
         return out
+
+
+def _spaces(spaces: Sequence[DenseSpace]) -> str:
+    if not spaces:
+        return "none"
+    return ", ".join(
+        f"{s.name}={s.model} ({s.dim}-d, prefixes {s.query_prefix!r}/{s.document_prefix!r})" for s in spaces
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,7 +47,7 @@ async def test_the_migrations_build_exactly_the_tables(catalog_url: str) -> None
     assert await _inspect(catalog_url, _schema_diff) == []
     tables = await _inspect(catalog_url, lambda c: set(inspect(c).get_table_names()))
     assert tables == {*metadata.tables, "alembic_version"}
-    assert head_revision() == "0002"
+    assert head_revision() == "0003"
 
 
 async def test_reopening_keeps_the_data_and_the_revision(catalog_url: str) -> None:
@@ -113,7 +113,7 @@ async def test_sqlite_readers_do_not_wait_for_a_writer(tmp_path: Path) -> None:
 
 
 async def test_a_0001_catalog_is_upgraded_with_its_data(catalog_url: str) -> None:
-    """A catalog made by the first release gets the dataset reranker column, its rows kept."""
+    """A catalog made by the first release gets the dataset reranker and model columns, its rows kept."""
     from alembic import command
 
     from ragd.catalog.sql.migrate import alembic_config
@@ -135,12 +135,13 @@ async def test_a_0001_catalog_is_upgraded_with_its_data(catalog_url: str) -> Non
     try:
         old = await catalog.get_dataset("d")
         assert old is not None
-        assert (old.name, old.reranker) == ("old", None)
-        await catalog.update_dataset(dataclasses.replace(old, reranker="none"))
+        assert (old.name, old.reranker, old.embedding) == ("old", None, None)
+        await catalog.update_dataset(dataclasses.replace(old, reranker="none", embedding="secure"))
         again = await catalog.get_dataset("d")
         assert again is not None
-        assert again.reranker == "none"
+        assert (again.reranker, again.embedding) == ("none", "secure")
+        assert await catalog.collection_models(["kb-d", "other"]) == {"kb-d": "secure"}
     finally:
         await catalog.aclose()
-    assert await _inspect(catalog_url, _revision) == head_revision() == "0002"
+    assert await _inspect(catalog_url, _revision) == head_revision() == "0003"
     assert await _inspect(catalog_url, _schema_diff) == []

@@ -120,9 +120,10 @@ def test_the_flag_comes_from_the_store_never_from_the_callers_extra_meta() -> No
     chunk = Chunk(text="t", split_id=0, start=0, end=1)
     sneaky = FileRef(file_id="f", collection_name="kb", name="n", source="n", extra={"disabled": True})
     meta = chunk_meta(sneaky, document, chunk, file_hash="h", version="v", total=1)
-    assert "disabled" not in meta
+    assert not meta.disabled
+    assert "disabled" not in meta.to_payload()
     flagged = chunk_meta(REF, document, chunk, file_hash="h", version="v", total=1, disabled=True)
-    assert flagged["disabled"] is True
+    assert flagged.to_payload()["disabled"] is True
     one = StoredChunk(id=str(uuid.uuid4()), content="t", meta={"disabled": False})
     assert not is_disabled([one])
     assert is_disabled([one, StoredChunk(id=str(uuid.uuid4()), content="t", meta={"disabled": True})])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -80,3 +82,11 @@ def test_near_duplicates_keep_the_better_one() -> None:
 def test_out_of_range_knobs_are_refused(diversity: float, cap: int | None) -> None:
     with pytest.raises(ValueError, match="must be"):
         diversify(RANKED, 2, diversity=diversity, max_per_file=cap)
+
+
+def test_vectors_of_another_dense_model_are_similar_to_nothing() -> None:
+    """Two datasets' models: the same numbers in two spaces say nothing about each other."""
+    mine = hit("a", 1.0, [1.0, 0.0, 0.0])
+    theirs = dataclasses.replace(hit("b", 0.9, [1.0, 0.0, 0.0]), space="other")
+    assert drop_near_duplicates([mine, theirs], 0.95) == [mine, theirs]
+    assert drop_near_duplicates([mine, hit("c", 0.9, [1.0, 0.0, 0.0])], 0.95) == [mine]

@@ -13,7 +13,16 @@ from ragd.errors import IndexMismatch, InvalidRequest, StoreLocked, StoreUnavail
 from ragd.store.base import VectorStore
 from ragd.store.edge_store import EdgeStore
 from ragd.store.fusion_formula import rrf_score
-from ragd.types import ComponentScores, FusionParams, Hit, PointFilter, SparseVector, StoredChunk, StoreQuery
+from ragd.types import (
+    ComponentScores,
+    DenseSpace,
+    FusionParams,
+    Hit,
+    PointFilter,
+    SparseVector,
+    StoredChunk,
+    StoreQuery,
+)
 
 from .conftest import Call, StoreFactory
 from .data import DIM, chunk_id, corpus, manifest, query_near, random_sparse
@@ -442,3 +451,36 @@ async def test_a_language_filter_keeps_chunks_in_those_languages(store: VectorSt
     assert await store.count(PointFilter(languages=("de",))) == sum(
         1 for i in range(len(tagged)) if "de" in languages[i % 4]
     )
+
+
+SECURE = DenseSpace(name="secure", model="local-e5", dim=5)
+
+
+async def test_a_named_dense_model_has_a_vector_of_its_own(make_store: StoreFactory) -> None:
+    """Points of a dataset that chose another model hold that model's named vector only; a query
+    in that space finds them (with their vectors), a default-space query does not."""
+    data = corpus()
+    store = make_store()
+    await store.open(manifest(extra_dense=(SECURE,)))
+    try:
+        own = np.asarray([1.0, 0.0, 0.0, 0.0, 0.0], dtype=np.float32)
+        meta = {"collection_name": "vault"}
+        secure = StoredChunk(id=chunk_id("s", 0), content="secret", meta=meta, dense=own, space="secure")
+        await store.upsert([*data.chunks[:3], secure])
+        with pytest.raises(InvalidRequest, match="no dense model 'other'"):
+            await store.upsert([dataclasses.replace(secure, space="other")])
+        query = StoreQuery(filter=PointFilter(), limit=5, dense=own, space="secure")
+        hits = await store.search(query)
+        assert [h.id for h in hits] == [secure.id]
+        assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+        assert np.allclose(np.asarray(hits[0].vector), own)
+        default = await store.search(StoreQuery(filter=PointFilter(), limit=5, dense=data.chunks[0].dense))
+        assert secure.id not in {h.id for h in default}
+        stored = {c.id: c for c in await all_points(store, with_vectors=True)}
+        assert stored[secure.id].space == "secure"
+        assert stored[data.chunks[0].id].space is None
+    finally:
+        await store.close()
+    again = make_store()
+    with pytest.raises(IndexMismatch, match="dense models: index has secure=local-e5"):
+        await again.open(manifest())

@@ -15,6 +15,7 @@ from ragd.store.manifest_io import (
     read_manifest_file,
     write_manifest_file,
 )
+from ragd.types import DenseSpace
 
 from .data import manifest
 
@@ -61,3 +62,14 @@ def test_check_names_every_differing_field_and_how_to_fix_it() -> None:
 
 def test_from_dict_accepts_what_to_dict_makes() -> None:
     assert manifest_from_dict(manifest_to_dict(manifest()), "x") == manifest()
+
+
+def test_named_dense_models_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "ragd-manifest.json"
+    named = manifest(extra_dense=(DenseSpace(name="e5", model="e5-small", dim=384, query_prefix="query: "),))
+    write_manifest_file(path, named)
+    assert read_manifest_file(path) == named
+    assert json.loads(path.read_text())["extra_dense"][0]["query_prefix"] == "query: "
+    assert read_manifest_file(path) != manifest()
+    with pytest.raises(IndexMismatch, match="dense models: index has e5=e5-small"):
+        check_manifest(named, manifest(), "here")

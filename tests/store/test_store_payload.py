@@ -104,6 +104,20 @@ def test_the_disabled_flag_is_set_inside_meta_and_needs_a_scope() -> None:
 
 def test_dense_vectors_are_checked_against_the_index_dimension() -> None:
     chunk = StoredChunk(id=str(uuid.uuid4()), content="t", meta={}, dense=np.ones(4, dtype=np.float32))
-    assert pl.require_dense(chunk, 4) == [1.0] * 4
+    assert pl.require_dense(chunk, {"text-dense": 4}) == ("text-dense", [1.0] * 4)
     with pytest.raises(InvalidRequest, match=r"\(3,\)"):
-        pl.require_dense(chunk, 3)
+        pl.require_dense(chunk, {"text-dense": 3})
+
+
+def test_a_dense_vector_goes_to_its_model_s_named_vector() -> None:
+    chunk = StoredChunk(
+        id=str(uuid.uuid4()), content="t", meta={}, dense=np.ones(3, dtype=np.float32), space="secure"
+    )
+    dims = {"text-dense": 4, "text-dense-secure": 3}
+    assert pl.require_dense(chunk, dims) == ("text-dense-secure", [1.0] * 3)
+    with pytest.raises(InvalidRequest, match="no dense model 'secure'"):
+        pl.require_dense(chunk, {"text-dense": 4})
+    assert pl.dense_of_point({"text-sparse": {}, "text-dense-secure": [0.5]}) == ("secure", [0.5])
+    assert pl.dense_of_point({"text-dense": [0.5]}) == (None, [0.5])
+    assert pl.dense_of_point({}) == (None, None)
+    assert [pl.space_of_vector(pl.dense_vector_name(s)) for s in (None, "a-b")] == [None, "a-b"]

@@ -20,27 +20,25 @@ from dataclasses import replace
 from typing import Any
 
 from ragd.chunk.base import TokenCounter
-from ragd.types import Citation, Hit
+from ragd.types import ChunkMeta, Citation, Hit
 
 ELLIPSIS = " …"
 
 
 def citation(hit: Hit, number: int) -> Citation:
     """``hit`` as source ``[number]``."""
-    meta = hit.meta
-    name = _text(meta.get("name")) or _text(meta.get("source"))
-    headers = meta.get("headers")
+    meta = ChunkMeta.parse(hit.meta)
     return Citation(
         number=number,
         chunk_id=hit.id,
-        file_id=_text(meta.get("file_id")),
-        name=name,
-        source=_text(meta.get("source")) or name,
+        file_id=meta.file_id,
+        name=meta.label,
+        source=meta.source or meta.label,
         text=hit.content,
         score=float(hit.score),
-        split_id=_int(meta.get("split_id")),
-        page=_int(meta.get("page")),
-        headers=tuple(str(h) for h in headers) if isinstance(headers, list | tuple) else (),
+        split_id=meta.split_id,
+        page=meta.page,
+        headers=meta.headers,
     )
 
 
@@ -88,11 +86,3 @@ def render_source(item: Citation) -> str:
 
 def render_context(citations: Iterable[Citation]) -> str:
     return "\n".join(render_source(c) for c in citations)
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

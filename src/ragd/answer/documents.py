@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragd.store.base import VectorStore
-from ragd.types import PointFilter, StoredChunk
+from ragd.types import ChunkMeta, PointFilter, StoredChunk
 
 SCROLL_PAGE = 256
 MAX_CHUNKS = 20_000
@@ -56,8 +56,7 @@ def join_chunks(texts: Sequence[str]) -> str:
 
 
 def _split_id(chunk: StoredChunk) -> int:
-    value = chunk.meta.get("split_id")
-    return value if isinstance(value, int) else 0
+    return ChunkMeta.parse(chunk.meta).split_id or 0
 
 
 async def read_document(store: VectorStore, collection: str, file_id: str) -> StoredDocument | None:
@@ -68,17 +67,17 @@ async def read_document(store: VectorStore, collection: str, file_id: str) -> St
     while len(chunks) < MAX_CHUNKS:
         page, offset = await store.scroll(flt, limit=SCROLL_PAGE, offset=offset)
         # a disabled file is out of search, and so out of what a model may read
-        chunks.extend(c for c in page if not c.meta.get("disabled"))
+        chunks.extend(c for c in page if not ChunkMeta.parse(c.meta).disabled)
         if offset is None:
             break
     if not chunks:
         return None
     chunks.sort(key=_split_id)
-    meta = chunks[0].meta
+    meta = ChunkMeta.parse(chunks[0].meta)
     return StoredDocument(
         file_id=file_id,
-        name=str(meta.get("name") or ""),
-        source=str(meta.get("source") or meta.get("name") or ""),
+        name=meta.name,
+        source=meta.source or meta.name,
         text=join_chunks([c.content for c in chunks]),
         chunks=len(chunks),
     )

@@ -23,7 +23,7 @@ from ragd.kb_types import (
     SourceSpec,
     Tenant,
 )
-from ragd.types import ChunkStrategy, Hit, SearchMode
+from ragd.types import ChunkMeta, ChunkStrategy, Hit, SearchMode
 
 
 class _Body(BaseModel):
@@ -50,6 +50,12 @@ RERANKER_FIELD = (
 )
 
 
+EMBEDDING_FIELD = (
+    "the dense model this dataset's files are embedded with: a configured name (RAGD_EMBEDDERS) or "
+    "default (the service's model; the default); fixed once the dataset has files"
+)
+
+
 class DatasetCreate(_Body):
     name: str = Field(min_length=1, max_length=200)
     description: str = Field("", max_length=10_000)
@@ -57,6 +63,7 @@ class DatasetCreate(_Body):
     allowed_roles: list[str] = Field(default_factory=list, max_length=100)
     tenant_id: str | None = Field(None, description="service key only: the tenant the dataset belongs to")
     reranker: str | None = Field(None, max_length=64, description=RERANKER_FIELD)
+    embedding: str | None = Field(None, max_length=64, description=EMBEDDING_FIELD)
 
 
 class DatasetUpdate(_Body):
@@ -65,6 +72,7 @@ class DatasetUpdate(_Body):
     chunking: ChunkingBody | None = None
     allowed_roles: list[str] | None = Field(None, max_length=100)
     reranker: str | None = Field(None, max_length=64, description=RERANKER_FIELD)
+    embedding: str | None = Field(None, max_length=64, description=EMBEDDING_FIELD)
 
 
 class UploadForm(BaseModel):
@@ -122,6 +130,7 @@ def dataset_out(d: Dataset) -> dict[str, Any]:
         },
         "allowed_roles": list(d.allowed_roles),
         "reranker": d.reranker or "default",
+        "embedding": d.embedding or "default",
         "created_at": d.created_at,
         "updated_at": d.updated_at,
     }
@@ -199,18 +208,18 @@ def item_out(i: JobItem) -> dict[str, Any]:
 
 
 def hit_out(hit: Hit, dataset_of: dict[str, str]) -> dict[str, Any]:
-    meta = hit.meta
+    meta = ChunkMeta.parse(hit.meta)
     return {
         "content": hit.content,
         "score": hit.score,
         "relevance": hit.relevance,
-        "dataset_id": dataset_of.get(str(meta.get("collection_name", ""))),
-        "file_id": meta.get("file_id"),
-        "name": meta.get("name"),
-        "source": meta.get("source"),
-        "page": meta.get("page"),
-        "headers": meta.get("headers"),
-        "split_id": meta.get("split_id"),
+        "dataset_id": dataset_of.get(meta.collection_name),
+        "file_id": meta.file_id or None,
+        "name": meta.name or None,
+        "source": meta.source or None,
+        "page": meta.page,
+        "headers": list(meta.headers) or None,
+        "split_id": meta.split_id,
     }
 
 

@@ -11,16 +11,18 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ragd.answer.service import ChatAnswerer
-from ragd.bootstrap.knowledge import open_knowledge
+from ragd.bootstrap.knowledge import ModelWindow, open_knowledge
 from ragd.chunk.approx_counter import ApproxTokenCounter
 from ragd.chunk.base import Chunker
 from ragd.chunk.factory import build_chunker
 from ragd.embed.base import DenseEmbedder, SparseEmbedder
 from ragd.embed.bm25 import Bm25SparseEmbedder
 from ragd.embed.coalesce import CoalescingEmbedder
+from ragd.embed.spaces import DenseSpaces
 from ragd.errors import ConfigurationError, InvalidRequest, MissingDependency
 from ragd.extract.base import Extractor
 from ragd.extract.isolation import IsolatedExtractor
@@ -37,7 +39,7 @@ from ragd.retrieve.agent import AgenticSearch
 from ragd.retrieve.pipeline import DEFAULT_RERANKER, RerankStage, Searcher, SearchPipeline
 from ragd.retrieve.queries import QueryGenerator
 from ragd.retrieve.search import Retriever
-from ragd.settings import RerankSettings, Settings
+from ragd.settings import EmbeddingSettings, RerankSettings, Settings
 from ragd.store.base import VectorStore
 from ragd.types import IndexManifest
 
@@ -105,22 +107,69 @@ def build_extraction(settings: Settings) -> Extractor:
     return build_extractor(settings.extract)
 
 
-async def build_dense(settings: Settings) -> DenseEmbedder:
-    """The configured model; concurrent files share its batches.
+async def build_dense(settings: Settings, emb: EmbeddingSettings | None = None) -> DenseEmbedder:
+    """The configured model (``emb``: a RAGD_EMBEDDERS entry; None: RAGD_EMBEDDING__*); concurrent
+    files share its batches.
 
     The local model batches every caller's texts itself (by length); a remote one is wrapped in
     :class:`CoalescingEmbedder`, which merges concurrent calls into shared requests.
     """
-    model = await _dense_model(settings)
-    return model if settings.embedding.provider == "local" else CoalescingEmbedder(model)
+    emb = emb or settings.embedding
+    model = await _dense_model(emb, settings.model_cache_dir)
+    return model if emb.provider == "local" else CoalescingEmbedder(model)
 
 
-async def _dense_model(settings: Settings) -> DenseEmbedder:
-    emb = settings.embedding
+async def build_spaces(settings: Settings, stack: AsyncExitStack) -> DenseSpaces:
+    """The default model and every RAGD_EMBEDDERS model by name (each closed with ``stack``)."""
+    # the language identifier (BM25 stemming, language-aware fusion) loads beside the dense model
+    identifier = asyncio.create_task(asyncio.to_thread(load_identifier))
+    try:
+        default = await build_dense(settings)
+    finally:
+        await identifier
+    stack.push_async_callback(default.aclose)
+    named: dict[str, DenseEmbedder] = {}
+    for name, emb in settings.embedders.items():
+        try:
+            named[name] = await build_dense(settings, emb)
+        except ConfigurationError as exc:
+            raise ConfigurationError(
+                f"RAGD_EMBEDDERS[{name!r}]: {exc.message}", hint=f"set it in the {name!r} entry"
+            ) from exc
+        stack.push_async_callback(named[name].aclose)
+    languages = {name: emb.languages for name, emb in settings.embedders.items()}
+    return DenseSpaces(default, named, languages=languages)
+
+
+def model_windows(settings: Settings, spaces: DenseSpaces) -> dict[str | None, ModelWindow]:
+    """What chunking needs of each dense model (None: the default one)."""
+
+    def window(emb: EmbeddingSettings, dense: DenseEmbedder) -> ModelWindow:
+        return ModelWindow(
+            counter=dense.tokenizer,
+            max_tokens=emb.max_tokens or dense.spec.max_tokens,
+            document_prefix=dense.spec.document_prefix,
+        )
+
+    return {None: window(settings.embedding, spaces.default)} | {
+        name: window(settings.embedders[name], model) for name, model in spaces.named.items()
+    }
+
+
+def chunker_for_window(settings: Settings, window: ModelWindow) -> Chunker:
+    return build_chunker(
+        settings.chunking,
+        counter=window.counter,
+        max_tokens=window.max_tokens,
+        document_prefix=window.document_prefix,
+    )
+
+
+async def _dense_model(emb: EmbeddingSettings, cache_dir: Path) -> DenseEmbedder:
     if emb.provider == "local":
         from ragd.embed.local_onnx import OnnxDenseEmbedder
 
-        return OnnxDenseEmbedder.from_settings(emb, settings.model_cache_dir)
+        return OnnxDenseEmbedder.from_settings(emb, cache_dir)
     if emb.provider == "openai":
         from ragd.embed.openai_compat import OpenAIEmbedder
 
@@ -206,7 +255,12 @@ def build_store(settings: Settings) -> VectorStore:
     return QdrantStore.from_settings(settings.store)
 
 
-def manifest_for(dense: DenseEmbedder, sparse: SparseEmbedder | None, chunker: Chunker) -> IndexManifest:
+def manifest_for(
+    dense: DenseEmbedder,
+    sparse: SparseEmbedder | None,
+    chunker: Chunker,
+    spaces: DenseSpaces | None = None,
+) -> IndexManifest:
     spec = dense.spec
     return IndexManifest(
         dense_model=spec.model,
@@ -215,6 +269,7 @@ def manifest_for(dense: DenseEmbedder, sparse: SparseEmbedder | None, chunker: C
         document_prefix=spec.document_prefix,
         sparse_model=sparse.name if sparse else "none",
         chunker_version=chunker.version,
+        extra_dense=spaces.manifest_entries if spaces is not None else (),
     )
 
 
@@ -234,26 +289,17 @@ async def open_services(
     ``background``: also run the job worker and the folder watcher (``ragd serve``)."""
     metrics = metrics or Metrics()
     async with AsyncExitStack() as stack:
-        # the language identifier (BM25 stemming, language-aware fusion) loads beside the dense model
-        identifier = asyncio.create_task(asyncio.to_thread(load_identifier))
-        try:
-            dense = await build_dense(settings)
-        finally:
-            await identifier
-        stack.push_async_callback(dense.aclose)
+        spaces = await build_spaces(settings, stack)
+        dense = spaces.default
         _count_query_batches(dense, metrics)
         sparse = (
             Bm25SparseEmbedder(settings.sparse.language, settings.sparse.avg_len)
             if settings.sparse.enabled
             else None
         )
-        chunker = build_chunker(
-            settings.chunking,
-            counter=dense.tokenizer,
-            max_tokens=settings.embedding.max_tokens or dense.spec.max_tokens,
-            document_prefix=dense.spec.document_prefix,
-        )
-        manifest = manifest_for(dense, sparse, chunker)
+        windows = model_windows(settings, spaces)
+        chunker = chunker_for_window(settings, windows[None])
+        manifest = manifest_for(dense, sparse, chunker, spaces)
         store = build_store(settings)
         stack.push_async_callback(store.close)
         await store.open(manifest)
@@ -268,8 +314,12 @@ async def open_services(
             store=store,
             extract_concurrency=settings.extract_concurrency,
             max_chunks=settings.chunking.max_chunks,
+            spaces=spaces,
+            chunkers={name: chunker_for_window(settings, windows[name]) for name in spaces.named},
         )
-        retriever = Retriever(store, dense, sparse, settings.retrieval, settings.embedding.languages)
+        retriever = Retriever(
+            store, dense, sparse, settings.retrieval, settings.embedding.languages, spaces=spaces
+        )
         rerankers = build_rerankers(settings)
         for stage in rerankers.values():
             stack.push_async_callback(stage.reranker.aclose)
@@ -315,13 +365,12 @@ async def open_services(
                 settings,
                 store=store,
                 ingestor=ingestor,
-                counter=dense.tokenizer,
-                max_tokens=settings.embedding.max_tokens or dense.spec.max_tokens,
-                document_prefix=dense.spec.document_prefix,
+                windows=windows,
                 objects=objects,
                 objects_error=objects_error,
                 background=background,
                 reranker_names=tuple(rerankers),
+                spaces=spaces,
             )
         )
         yield Services(

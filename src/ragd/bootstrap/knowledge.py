@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 from ragd.catalog.base import Catalog
 from ragd.chunk.base import Chunker, TokenCounter
 from ragd.chunk.factory import build_chunker
+from ragd.embed.spaces import DenseSpaces
 from ragd.errors import ConfigurationError, InvalidRequest, MissingDependency
 from ragd.ingest.pipeline import Ingestor
 from ragd.kb.context import KbContext
@@ -29,13 +31,27 @@ from ragd.types import ChunkStrategy
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class ModelWindow:
+    """What chunking needs of a dense model: its tokenizer, window and document prefix."""
+
+    counter: TokenCounter | None
+    max_tokens: int
+    document_prefix: str
+
+
 def chunker_factory(
-    settings: Settings, counter: TokenCounter | None, max_tokens: int, document_prefix: str
-) -> Callable[[ChunkingSpec], Chunker]:
-    """A dataset's chunker from its spec over the service's chunking settings (cached per spec)."""
+    settings: Settings, windows: Mapping[str | None, ModelWindow]
+) -> Callable[[ChunkingSpec, str | None], Chunker]:
+    """A dataset's chunker from its spec over the service's chunking settings, sized for its dense
+    model (``windows``: None for the default model, else a RAGD_EMBEDDERS name); cached per spec."""
 
     @lru_cache(maxsize=64)
-    def chunker_for(spec: ChunkingSpec) -> Chunker:
+    def chunker_for(spec: ChunkingSpec, embedding: str | None = None) -> Chunker:
+        window = windows.get(embedding)
+        if window is None:
+            raise InvalidRequest(f"unknown dense model {str(embedding)[:64]!r}")
+        counter, max_tokens, document_prefix = window.counter, window.max_tokens, window.document_prefix
         base = settings.chunking
         strategy = spec.strategy or base.strategy
         by_tokens = strategy in (ChunkStrategy.TOKEN, ChunkStrategy.MARKDOWN)
@@ -134,31 +150,35 @@ async def open_knowledge(
     *,
     store: VectorStore,
     ingestor: Ingestor,
-    counter: TokenCounter | None,
-    max_tokens: int,
-    document_prefix: str,
+    windows: Mapping[str | None, ModelWindow],
     objects: ObjectStore | None,
     objects_error: MissingDependency | None,
     background: bool,
     reranker_names: tuple[str, ...] = (),
+    spaces: DenseSpaces | None = None,
 ) -> AsyncIterator[tuple[KbContext, Worker | None]]:
-    """The catalog (migrated to the latest schema) and, with ``background``, the worker and watcher."""
+    """The catalog (migrated to the latest schema) and, with ``background``, the worker and watcher.
+
+    ``spaces`` learn from the catalog which dataset chose which dense model, before any job runs."""
     from ragd.catalog.sql import open_catalog
 
     async with AsyncExitStack() as stack:
         settings.data_dir.mkdir(parents=True, exist_ok=True)  # the default SQLite file lives there
         catalog = await open_catalog(settings.catalog_url)
         stack.push_async_callback(catalog.aclose)
+        if spaces is not None:
+            spaces.bind(catalog)
         ctx = KbContext(
             catalog=catalog,
             store=store,
             ingestor=ingestor,
-            chunker_for=chunker_factory(settings, counter, max_tokens, document_prefix),
+            chunker_for=chunker_factory(settings, windows),
             reader_for=reader_factory(settings, objects, objects_error),
             files_dir=settings.files_dir,
             max_upload_bytes=settings.extract.max_file_bytes,
             max_attempts=settings.worker.max_attempts,
             reranker_names=reranker_names,
+            embedding_names=spaces.names if spaces is not None else ("default",),
         )
         if not (background and settings.worker.enabled):
             yield ctx, None

@@ -71,6 +71,10 @@ class DatasetRepo(Protocol):
         """The dataset and its files, sources and ledger (its points are the caller's job)."""
         ...
 
+    async def collection_models(self, collection_names: Sequence[str]) -> dict[str, str]:
+        """The dense model of each of ``collection_names`` whose dataset chose a named one."""
+        ...
+
 
 class FileRepo(Protocol):
     async def put_file(self, entry: FileEntry) -> FileEntry:

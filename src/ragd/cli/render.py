@@ -10,18 +10,18 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragd.evaluation.runner import IndexResult, ModeResult
-from ragd.types import Hit, IndexManifest, IngestReport, IngestStatus
+from ragd.types import ChunkMeta, Hit, IndexManifest, IngestReport, IngestStatus
 
 SNIPPET = 320
 
 
 def _where(hit: Hit) -> str:
-    meta = hit.meta
-    parts = [str(meta.get("source") or meta.get("name") or hit.id)]
-    if isinstance(meta.get("page"), int):
-        parts.append(f"page {meta['page'] + 1}")
-    if meta.get("headers_breadcrumb"):
-        parts.append(str(meta["headers_breadcrumb"]))
+    meta = ChunkMeta.parse(hit.meta)
+    parts = [meta.source or meta.name or hit.id]
+    if meta.page is not None:
+        parts.append(f"page {meta.page + 1}")
+    if meta.headers_breadcrumb:
+        parts.append(meta.headers_breadcrumb)
     return " · ".join(parts)
 
 

@@ -20,7 +20,7 @@ from ragd.evaluation.beir import Dataset
 from ragd.evaluation.metrics import mean, mrr_at, ndcg_at, percentile, recall_at
 from ragd.ingest.pipeline import Ingestor
 from ragd.retrieve.pipeline import PipelineRequest, Searcher
-from ragd.types import Document, FileRef, Hit, SearchKnobs, SearchMode
+from ragd.types import ChunkMeta, Document, FileRef, Hit, SearchKnobs, SearchMode
 
 Tick = Callable[[int], None]
 
@@ -84,7 +84,7 @@ def pool_by_document(hits: Sequence[Hit], query_id: str | None = None) -> dict[s
     document, when the corpus holds it, is left out (BEIR's convention)."""
     run: dict[str, float] = {}
     for hit in hits:
-        doc = str(hit.meta.get("file_id"))
+        doc = ChunkMeta.parse(hit.meta).file_id
         if doc != query_id:
             run.setdefault(doc, hit.score)
     return run

@@ -16,12 +16,13 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ragd.chunk.base import Chunker
 from ragd.embed.base import DenseEmbedder, SparseEmbedder
+from ragd.embed.spaces import DenseSpaces
 from ragd.errors import EmbeddingFailed, EmptyDocument, PayloadTooLarge, RagError
 from ragd.extract.base import Extractor
 from ragd.ingest.ids import blob_hash, sha256_hex
@@ -64,10 +65,16 @@ class Ingestor:
         write_batch: int = 256,
         extract_concurrency: int = 2,
         max_chunks: int = 20_000,
+        spaces: DenseSpaces | None = None,
+        chunkers: Mapping[str, Chunker] | None = None,
     ) -> None:
+        """``spaces``: the named dense models datasets may choose (a file of a collection that chose
+        one is embedded with it, and chunked by its entry in ``chunkers`` unless the call brings a
+        chunker of its own)."""
         self._extractor = extractor
         self._chunker = chunker
-        self._dense = dense
+        self._spaces = spaces or DenseSpaces(dense)
+        self._chunkers = dict(chunkers or {})
         self._sparse = sparse
         self._store = store
         self._write_batch = write_batch
@@ -77,9 +84,11 @@ class Ingestor:
         self._extracting = asyncio.Semaphore(extract_concurrency)
         self.version = self.version_for(chunker)
 
-    def version_for(self, chunker: Chunker) -> str:
-        """What a file's points record as the pipeline that made them (chunker + sparse model)."""
-        return f"{chunker.version}|{self._sparse.name if self._sparse else 'dense-only'}"
+    def version_for(self, chunker: Chunker, space: str | None = None) -> str:
+        """What a file's points record as the pipeline that made them (chunker + sparse model, and
+        the dense model when it is a named one)."""
+        version = f"{chunker.version}|{self._sparse.name if self._sparse else 'dense-only'}"
+        return version if space is None else f"{version}|dense={space}"
 
     async def ingest(
         self, blob: Blob, ref: FileRef, *, force: bool = False, options: IngestOptions | None = None
@@ -109,8 +118,10 @@ class Ingestor:
         options: IngestOptions,
     ) -> Outcome:
         """Skip an unchanged file, else load its document and replace its points (lock held)."""
-        chunker = options.chunker or self._chunker
-        version = self.version_for(chunker)
+        space = await self._spaces.space_of(ref.collection_name)
+        model = self._spaces.embedder(space)
+        chunker = options.chunker or self._chunkers.get(space or "", self._chunker)
+        version = self.version_for(chunker, space)
         existing = await self._existing(ref)
         if not force and is_current(existing, file_hash=file_hash, version=version):
             return Outcome(IngestStatus.UNCHANGED, len(existing))
@@ -118,7 +129,9 @@ class Ingestor:
             document = await load()
         # a disabled file stays disabled: its new version is written already flagged
         disabled = is_disabled(existing) if options.disabled is None else options.disabled
-        points = await self._points(ref, document, file_hash, chunker, version, disabled=disabled)
+        points = await self._points(
+            ref, document, file_hash, chunker, version, disabled=disabled, model=model, space=space
+        )
         await self._replace(existing, points)
         return Outcome(IngestStatus.INDEXED, len(points), document.extractor)
 
@@ -168,6 +181,8 @@ class Ingestor:
         version: str,
         *,
         disabled: bool,
+        model: DenseEmbedder,
+        space: str | None,
     ) -> list[StoredChunk]:
         chunks = await asyncio.to_thread(chunker.chunk, document)
         if not chunks:
@@ -178,13 +193,14 @@ class Ingestor:
                 hint="raise RAGD_CHUNKING__MAX_CHUNKS, use larger chunks, or split the file",
             )
         texts = [c.embedding_text() for c in chunks]
-        dense = await self._dense.embed_documents(texts)
+        dense = await model.embed_documents(texts)
         if len(dense) != len(texts):
             raise EmbeddingFailed(f"embedder returned {len(dense)} vectors for {len(texts)} chunks")
         sparse = await asyncio.to_thread(self._sparse.embed_documents, texts) if self._sparse else None
-        return build_points(
+        points = build_points(
             ref, document, chunks, dense, sparse, file_hash=file_hash, version=version, disabled=disabled
         )
+        return points if space is None else [replace(p, space=space) for p in points]
 
     async def _replace(self, existing: Sequence[StoredChunk], points: Sequence[StoredChunk]) -> None:
         old_ids = {p.id for p in existing}

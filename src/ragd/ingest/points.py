@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from ragd.ingest.ids import chunk_id, sha256_hex
 from ragd.language import detect_language
-from ragd.types import Chunk, DenseVector, Document, FileRef, SparseVector, StoredChunk
-
-#: meta key of a file switched off for search (``VectorStore.set_disabled``); absent means enabled
-DISABLED = "disabled"
+from ragd.types import Chunk, ChunkMeta, DenseVector, Document, FileRef, SparseVector, StoredChunk
 
 
 def chunk_meta(
@@ -22,38 +18,36 @@ def chunk_meta(
     version: str,
     total: int,
     disabled: bool = False,
-) -> dict[str, Any]:
-    """``meta`` of one point: the ingestion-service keys plus ragd's bookkeeping.
+) -> ChunkMeta:
+    """The metadata of one point: the ingestion-service keys plus ragd's bookkeeping.
 
-    ``disabled`` is the stored file's flag, carried over: ``ref.extra`` cannot set or clear it."""
-    meta: dict[str, Any] = {
-        **ref.extra,
-        "collection_name": ref.collection_name,
-        "file_id": ref.file_id,
-        "name": ref.name,
-        "source": ref.source,
-        "split_id": chunk.split_id,
-        "extractor": document.extractor,
-        "file_hash": file_hash,
-        "pipeline": version,
-        "ingest_version": sha256_hex(f"{file_hash}|{version}")[:32],
-        "chunk_count": total,
-    }
-    if chunk.headers:
-        meta["headers"] = list(chunk.headers)
-        meta["headers_breadcrumb"] = chunk.breadcrumb
-    if chunk.page is not None:
-        meta["page"] = chunk.page
+    ``ref.extra`` rides along (its ``title``, ``languages`` and ``page_count`` win over the
+    document's); ``disabled`` is the stored file's flag, carried over: ``ref.extra`` cannot set or
+    clear it."""
+    given = ChunkMeta.parse(ref.extra)
+    from_document = ChunkMeta.parse(document.meta)
     language = detect_language(chunk.text)
-    if language is not None:  # the chunk's own; else the document's, when its reader detected any
-        meta.setdefault("languages", [language])
-    for key in ("title", "languages", "page_count"):
-        if document.meta.get(key):
-            meta.setdefault(key, document.meta[key])
-    meta.pop(DISABLED, None)
-    if disabled:
-        meta[DISABLED] = True
-    return meta
+    return ChunkMeta(
+        collection_name=ref.collection_name,
+        file_id=ref.file_id,
+        name=ref.name,
+        source=ref.source,
+        split_id=chunk.split_id,
+        chunk_count=total,
+        extractor=document.extractor,
+        file_hash=file_hash,
+        pipeline=version,
+        ingest_version=sha256_hex(f"{file_hash}|{version}")[:32],
+        headers=tuple(chunk.headers) or given.headers,
+        headers_breadcrumb=chunk.breadcrumb if chunk.headers else given.headers_breadcrumb,
+        page=chunk.page if chunk.page is not None else given.page,
+        page_count=given.page_count or from_document.page_count,
+        title=given.title or from_document.title,
+        # the chunk's own language; else the document's, when its reader detected any
+        languages=given.languages or ((language,) if language else from_document.languages),
+        disabled=disabled,
+        extra=given.extra,
+    )
 
 
 def build_points(
@@ -71,7 +65,7 @@ def build_points(
     for i, chunk in enumerate(chunks):
         meta = chunk_meta(
             ref, document, chunk, file_hash=file_hash, version=version, total=len(chunks), disabled=disabled
-        )
+        ).to_payload()
         points.append(
             StoredChunk(
                 id=chunk_id(ref.collection_name, ref.file_id, chunk.split_id, sha256_hex(chunk.text)),
@@ -86,15 +80,13 @@ def build_points(
 
 def is_disabled(points: Sequence[StoredChunk]) -> bool:
     """True when a stored version of a file is switched off (any of its points is flagged)."""
-    return any(p.meta.get(DISABLED) is True for p in points)
+    return any(ChunkMeta.parse(p.meta).disabled for p in points)
 
 
 def is_current(points: Sequence[StoredChunk], *, file_hash: str, version: str) -> bool:
     """True when ``points`` are one complete version of the file made from these bytes this way."""
     if not points:
         return False
-
-    def same(meta: Mapping[str, Any]) -> bool:
-        return meta.get("file_hash") == file_hash and meta.get("pipeline") == version
-
-    return all(same(p.meta) for p in points) and points[0].meta.get("chunk_count") == len(points)
+    metas = [ChunkMeta.parse(p.meta) for p in points]
+    same = all(m.file_hash == file_hash and m.pipeline == version for m in metas)
+    return same and metas[0].chunk_count == len(points)

@@ -20,8 +20,9 @@ class KbContext:
     catalog: Catalog
     store: VectorStore
     ingestor: Ingestor
-    #: a dataset's chunker (its own strategy and sizes, clamped to the model window)
-    chunker_for: Callable[[ChunkingSpec], Chunker]
+    #: a dataset's chunker (its own strategy and sizes, clamped to the window of its dense model:
+    #: None for the default, else a RAGD_EMBEDDERS name)
+    chunker_for: Callable[[ChunkingSpec, str | None], Chunker]
     #: opens the reader of a source (folder, website, S3 prefix) for one sync or fetch; raises
     #: InvalidRequest for a bad config
     reader_for: Callable[[SourceSpec], AbstractAsyncContextManager[SourceReader]]
@@ -31,6 +32,8 @@ class KbContext:
     max_attempts: int = 3
     #: the configured rerankers' names (a dataset's default must be one of them, or "none")
     reranker_names: tuple[str, ...] = ()
+    #: the configured dense models' names ("default", then RAGD_EMBEDDERS): a dataset's choice
+    embedding_names: tuple[str, ...] = ("default",)
 
     def upload_path(self, dataset_id: str, file_id: str) -> Path:
         return self.files_dir / dataset_id / file_id

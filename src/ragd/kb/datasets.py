@@ -49,11 +49,13 @@ async def create_dataset(
     allowed_roles: tuple[str, ...] = (),
     tenant_id: str | None = None,
     reranker: str | None = None,
+    embedding: str | None = None,
 ) -> Dataset:
     require_writer(principal)
     tenant = owning_tenant(principal, tenant_id)
     chunking = chunking or ChunkingSpec()
-    ctx.chunker_for(chunking)  # refuse sizes the model window cannot hold, before anything is stored
+    model = dataset_embedding(ctx, embedding)
+    ctx.chunker_for(chunking, model)  # refuse sizes the model window cannot hold, before anything is stored
     dataset_id = str(uuid.uuid4())
     now = time.time()
     return await ctx.catalog.create_dataset(
@@ -66,6 +68,7 @@ async def create_dataset(
             chunking=chunking,
             allowed_roles=clean_roles(allowed_roles),
             reranker=dataset_reranker(ctx, reranker),
+            embedding=model,
             created_at=now,
             updated_at=now,
         )
@@ -78,6 +81,18 @@ def dataset_reranker(ctx: KbContext, choice: str | None) -> str | None:
         return None
     if choice != "none" and choice not in ctx.reranker_names:
         raise unknown_reranker(choice, ctx.reranker_names)
+    return choice
+
+
+def dataset_embedding(ctx: KbContext, choice: str | None) -> str | None:
+    """A dataset's stored dense model: a RAGD_EMBEDDERS name; None (or "default"): the service's."""
+    if choice is None or choice == "default":
+        return None
+    if choice not in ctx.embedding_names:
+        raise InvalidRequest(
+            f"unknown embedding model {choice[:64]!r} (configured: {', '.join(ctx.embedding_names)})",
+            hint="a configured name: RAGD_EMBEDDING__* is 'default', more in RAGD_EMBEDDERS",
+        )
     return choice
 
 
@@ -99,17 +114,22 @@ async def update_dataset(
     chunking: ChunkingSpec | None = None,
     allowed_roles: tuple[str, ...] | None = None,
     reranker: str | None = None,
+    embedding: str | None = None,
 ) -> Dataset:
-    """Chunking may change only while the dataset has no files (its chunks would otherwise be stale).
-    ``reranker``: None leaves it, "default" goes back to the service's default."""
+    """Chunking and the dense model may change only while the dataset has no files (its chunks
+    would otherwise be stale).  ``reranker``, ``embedding``: None leaves it, "default" goes back
+    to the service's default."""
     current = await writable(principal, ctx.catalog, dataset_id)
-    if chunking is not None and chunking != current.chunking:
+    model = current.embedding if embedding is None else dataset_embedding(ctx, embedding)
+    new_chunking = chunking is not None and chunking != current.chunking
+    if new_chunking or model != current.embedding:
         if await ctx.catalog.list_files(dataset_id, limit=1):
+            what = "chunking" if new_chunking else "embedding model"
             raise Conflict(
-                "the chunking of a dataset with files cannot change (its chunks were made with the old one)",
-                hint="create a new dataset with the new chunking, or delete the files first",
+                f"the {what} of a dataset with files cannot change (its chunks were made with the old one)",
+                hint=f"create a new dataset with the new {what}, or delete the files first",
             )
-        ctx.chunker_for(chunking)
+        ctx.chunker_for(chunking or current.chunking, model)
     updated = replace(
         current,
         name=clean_name(name) if name is not None else current.name,
@@ -117,6 +137,7 @@ async def update_dataset(
         chunking=chunking if chunking is not None else current.chunking,
         allowed_roles=clean_roles(allowed_roles) if allowed_roles is not None else current.allowed_roles,
         reranker=dataset_reranker(ctx, reranker) if reranker is not None else current.reranker,
+        embedding=model,
         updated_at=time.time(),
     )
     return await ctx.catalog.update_dataset(updated)

@@ -36,7 +36,9 @@ async def index_content(
 ) -> Outcome:
     """Ingest ``content`` as ``entry``; the entry records the outcome (or the error, re-raised)."""
     entry = await ctx.catalog.put_file(replace(entry, status=FileStatus.INDEXING))
-    options = IngestOptions(chunker=ctx.chunker_for(dataset.chunking), disabled=not entry.enabled)
+    options = IngestOptions(
+        chunker=ctx.chunker_for(dataset.chunking, dataset.embedding), disabled=not entry.enabled
+    )
     ref = file_ref(dataset, entry)
     try:
         if isinstance(content, Document):

@@ -20,7 +20,7 @@ from typing import Any
 from ragd.llm.base import Completion, ToolSpec
 from ragd.prompts import AGENT_GRADE, AGENT_GRADE_TOOL, AGENT_QUERIES, AGENT_SEARCH_TOOL, fill
 from ragd.retrieve.queries import MAX_QUERY_CHARS, last_user_message, parse_queries, render_history
-from ragd.types import Hit, Message, ParsedEnum
+from ragd.types import ChunkMeta, Hit, Message, ParsedEnum
 
 #: the last messages of the conversation shown to the model when it writes the first queries
 HISTORY_MESSAGES = 6
@@ -94,8 +94,8 @@ def grade_messages(
 
 
 def _numbered(number: int, hit: Hit, chars: int) -> str:
-    name = hit.meta.get("name")
-    label = f" ({name})" if isinstance(name, str) and name else ""
+    name = ChunkMeta.parse(hit.meta).name
+    label = f" ({name})" if name else ""
     return f"[{number}]{label} {preview(hit, chars)}"
 
 

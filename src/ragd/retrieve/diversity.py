@@ -1,7 +1,8 @@
 """Diversity: maximal marginal relevance, a per-file cap and near-duplicate removal.
 
-Pure functions over hits that carry their stored dense vector (``Hit.vector``; a hit without one
-is similar to nothing).  Order in, order out: the input is ranked best first.
+Pure functions over hits that carry their stored dense vector (``Hit.vector``; a hit without one,
+or with a vector of another dense model than the first hit's, is similar to nothing).  Order in,
+order out: the input is ranked best first.
 
 * :func:`diversify` picks ``k`` hits greedily.  With ``diversity`` d in [0, 1] (MMR's
   λ = 1 - d) the next pick maximises ``(1 - d) · score - d · max cos(hit, picked)``, where
@@ -17,19 +18,23 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ragd.types import Hit
+from ragd.types import ChunkMeta, Hit
 
 
 def file_key(hit: Hit) -> tuple[str, str]:
-    return str(hit.meta.get("collection_name", "")), str(hit.meta.get("file_id", hit.id))
+    meta = ChunkMeta.parse(hit.meta)
+    return meta.collection_name, meta.file_id or hit.id
 
 
 def _unit_rows(hits: Sequence[Hit]) -> np.ndarray:
-    """One row per hit: its vector scaled to length 1 (zeros when it has none)."""
-    dim = next((len(h.vector) for h in hits if h.vector is not None), 0)
+    """One row per hit: its vector scaled to length 1 (zeros when it has none, or when it is of
+    another model: cosines between two models' vectors mean nothing)."""
+    first = next((h for h in hits if h.vector is not None), None)
+    dim = 0 if first is None or first.vector is None else len(first.vector)
+    space = None if first is None else first.space
     rows = np.zeros((len(hits), dim), dtype=np.float32)
     for i, hit in enumerate(hits):
-        if hit.vector is not None and len(hit.vector) == dim:
+        if hit.vector is not None and len(hit.vector) == dim and hit.space == space:
             vector = np.asarray(hit.vector, dtype=np.float32)
             norm = float(np.linalg.norm(vector))
             if norm > 0:

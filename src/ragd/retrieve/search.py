@@ -15,17 +15,20 @@ embeds the queries that arrive together in one model call (:mod:`ragd.embed.quer
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ragd.embed.base import DenseEmbedder, InProcessQueryEmbedder, SparseEmbedder
+from ragd.embed.spaces import DenseSpaces
 from ragd.errors import InvalidRequest
 from ragd.language import detect_language
 from ragd.retrieve.ranking import (
     dedup_by_content,
     dense_understands,
     fusion_for_language,
+    merge_best,
     needs_deeper_page,
     normalise_scores,
     prefetch_limit,
@@ -65,9 +68,13 @@ class Retriever:
         sparse: SparseEmbedder | None,
         settings: RetrievalSettings,
         model_languages: Sequence[str],
+        spaces: DenseSpaces | None = None,
     ) -> None:
+        """``spaces``: the named dense models datasets may choose; a search over collections of
+        several models embeds the query once per model and merges the lists (:meth:`search`)."""
         self._store = store
         self._dense = dense
+        self._spaces = spaces or DenseSpaces(dense)
         self._sparse = sparse
         self._settings = settings
         self._languages = tuple(model_languages)
@@ -96,11 +103,28 @@ class Retriever:
         return SearchMode.DENSE if mode is SearchMode.HYBRID and self._sparse is None else mode
 
     async def search(self, request: SearchRequest) -> list[Hit]:
+        """The hits of one query.  Collections whose datasets chose different dense models are
+        searched once per model (the query embedded by each); the lists are merged on the one
+        normalised score scale (rank-based, so comparable across models), best first."""
         self._check(request)
         request = replace(request, mode=self.effective_mode(request.mode))
         if not request.query.strip():
             return []
+        groups = await self._spaces.group(request.collections)
+        if len(groups) == 1:
+            ((space, names),) = groups.items()
+            return await self._search_space(request, names, space)
+        lists = await asyncio.gather(
+            *(self._search_space(request, names, space) for space, names in groups.items())
+        )
+        return dedup_by_content(merge_best(lists))[: max(request.k, request.candidates or 0)]
+
+    async def _search_space(
+        self, request: SearchRequest, collections: tuple[str, ...], space: str | None
+    ) -> list[Hit]:
+        """One query over ``collections``, whose vectors were all made by the model of ``space``."""
         want = max(request.k, request.candidates or 0)
+        model_languages = self._spaces.languages(space, self._languages)
         sparse_vec = self._sparse_query(request.query, request.mode)
         language = detect_language(request.query) if request.mode is SearchMode.HYBRID else None
         weight = self._settings.vector_weight if request.vector_weight is None else request.vector_weight
@@ -108,7 +132,7 @@ class Retriever:
             raise InvalidRequest(f"vector_weight must be between 0 and 1, got {weight}")
         fusion = fusion_for_language(
             language,
-            self._languages,
+            model_languages,
             k=self._settings.rrf_k,
             foreign_dense_weight=self._settings.foreign_dense_weight,
             vector_weight=weight,
@@ -117,21 +141,20 @@ class Retriever:
 
         def store_query(dense_vec: DenseVector | None) -> StoreQuery:
             return StoreQuery(
-                filter=PointFilter(
-                    collection_names=tuple(request.collections), languages=request.languages or None
-                ),
+                filter=PointFilter(collection_names=collections, languages=request.languages or None),
                 limit=result_limit(want, depth),
                 dense=dense_vec,
                 sparse=sparse_vec,
                 prefetch_limit=depth,
                 fusion=fusion,
                 explain=True,
+                space=space,
             )
 
         if request.mode is SearchMode.SPARSE:
             query = store_query(None)
             hits = await self._store.search(query)
-        elif self._in_process is not None and self._in_process[0].claim_alone():
+        elif space is None and self._in_process is not None and self._in_process[0].claim_alone():
             # alone: embed and search back to back on one store worker (two hand-offs fewer)
             (model, engine), text = self._in_process, request.query
             used = False
@@ -147,7 +170,7 @@ class Retriever:
                 if not used:  # never reached the worker: the claim goes back here
                     model.release_alone()
         else:
-            query = store_query(await self._dense.embed_query(request.query))
+            query = store_query(await self._spaces.embedder(space).embed_query(request.query))
             hits = await self._store.search(query)
         ranked = dedup_by_content(normalise_scores(hits, request.mode, fusion))
         if needs_deeper_page(len(ranked), want, len(hits), query.limit, depth):
@@ -155,8 +178,10 @@ class Retriever:
             hits = await self._store.search(replace(query, limit=depth))
             ranked = dedup_by_content(normalise_scores(hits, request.mode, fusion))
         log.debug("search mode=%s hits=%d fusion=%s", request.mode.value, len(ranked), fusion)
+        if space is not None:
+            ranked = [replace(h, space=space) for h in ranked]
         terms = len(sparse_vec.indices) if sparse_vec is not None else 0
-        trusted = request.mode is not SearchMode.HYBRID or dense_understands(language, self._languages)
+        trusted = request.mode is not SearchMode.HYBRID or dense_understands(language, model_languages)
         return with_relevance(ranked[:want], terms, dense_trusted=trusted)
 
     def _sparse_query(self, text: str, mode: SearchMode) -> SparseVector | None:

@@ -84,7 +84,7 @@ class EdgeStore:
         self._tuning = tuning or IndexTuning()
         self._lock = DirLock(self.root)
         self._shard: qe.EdgeShard | None = None
-        self._dim = 0
+        self._dims: dict[str, int] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._optimizer: ThreadPoolExecutor | None = None
         self._optimizing: asyncio.Future[bool] | None = None
@@ -126,7 +126,7 @@ class EdgeStore:
         except BaseException:
             self._shutdown_pools()
             raise
-        self._dim = manifest.dense_dim
+        self._dims = pl.dense_vector_names(manifest)
 
     def _open_sync(self, manifest: IndexManifest) -> qe.EdgeShard:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -143,7 +143,7 @@ class EdgeStore:
 
     def _load_or_create(self, manifest: IndexManifest) -> qe.EdgeShard:
         shard_dir = self.root / SHARD_DIR
-        config = _edge_config(manifest.dense_dim, self._tuning)
+        config = _edge_config(pl.dense_vector_names(manifest), self._tuning)
         if shard_dir.is_dir() and any(shard_dir.iterdir()):
             found = read_manifest_file(self.root / MANIFEST_FILE)
             if found is None:
@@ -152,7 +152,7 @@ class EdgeStore:
             log.info("loading Qdrant Edge shard %s", shard_dir)
             return _engine(lambda: qe.EdgeShard.load(str(shard_dir), config), f"load {shard_dir}")
         write_manifest_file(self.root / MANIFEST_FILE, manifest)
-        log.info("creating Qdrant Edge shard %s (dense dim %d)", shard_dir, manifest.dense_dim)
+        log.info("creating Qdrant Edge shard %s (dense %s)", shard_dir, pl.dense_vector_names(manifest))
         return _engine(lambda: qe.EdgeShard.create(str(shard_dir), config), f"create {shard_dir}")
 
     async def optimize(self) -> None:
@@ -200,7 +200,7 @@ class EdgeStore:
     async def upsert(self, chunks: Sequence[StoredChunk]) -> None:
         shard = self._require_shard()
         self._check_space(f"writing {len(chunks)} chunks")
-        points = [_to_point(c, self._dim) for c in chunks]
+        points = [_to_point(c, self._dims) for c in chunks]
         for start in range(0, len(points), UPSERT_BATCH):
             op = qe.UpdateOperation.upsert_points(points[start : start + UPSERT_BATCH])
             write = functools.partial(shard.update, op)
@@ -374,7 +374,7 @@ def _search(shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning, exclude
             filter=edge_filter,
             params=params if kind is SearchMode.DENSE else None,
             with_payload=True,
-            with_vector=[pl.DENSE_VECTOR] if query.explain else False,
+            with_vector=[pl.dense_vector_name(query.space)] if query.explain else False,
         )
         return assemble_hits(kind, _rows(_engine(lambda: shard.query(request), "search")))
     requests = _hybrid_requests(query, edge_filter, params)
@@ -388,10 +388,10 @@ def _search(shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning, exclude
     )
 
 
-def _edge_config(dim: int, tuning: IndexTuning) -> qe.EdgeConfig:
+def _edge_config(dims: dict[str, int], tuning: IndexTuning) -> qe.EdgeConfig:
     return qe.EdgeConfig(
         vectors={
-            pl.DENSE_VECTOR: qe.EdgeVectorParams(
+            name: qe.EdgeVectorParams(
                 size=dim,
                 distance=qe.Distance.Cosine,
                 quantization_config=(
@@ -400,6 +400,7 @@ def _edge_config(dim: int, tuning: IndexTuning) -> qe.EdgeConfig:
                     else None
                 ),
             )
+            for name, dim in dims.items()
         },
         sparse_vectors={pl.SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         hnsw_config=qe.HnswIndexConfig(
@@ -458,8 +459,8 @@ def _edge_bool(value: bool) -> qe.MatchValue:
     return qe.MatchValue(np.bool_(value))  # type: ignore[arg-type]
 
 
-def _to_point(chunk: StoredChunk, dim: int) -> qe.Point:
-    vectors: dict[str, Any] = {pl.DENSE_VECTOR: pl.require_dense(chunk, dim)}
+def _to_point(chunk: StoredChunk, dims: dict[str, int]) -> qe.Point:
+    vectors: dict[str, Any] = dict([pl.require_dense(chunk, dims)])
     if chunk.sparse is not None:
         vectors[pl.SPARSE_VECTOR] = _edge_sparse(chunk.sparse)
     return qe.Point(id=pl.point_uuid(chunk.id), vector=vectors, payload=pl.to_payload(chunk))
@@ -472,17 +473,20 @@ def _edge_sparse(vector: SparseVector) -> qe.SparseVector:
 def _from_record(record: Any) -> StoredChunk:
     vectors = record.vector if isinstance(record.vector, dict) else {}
     sparse = vectors.get(pl.SPARSE_VECTOR)
+    space, dense = pl.dense_of_point(vectors)
     return pl.from_point(
         record.id,
         record.payload,
-        dense=vectors.get(pl.DENSE_VECTOR),
+        dense=dense,
         sparse=None if sparse is None else SparseVector(tuple(sparse.indices), tuple(sparse.values)),
+        space=space,
     )
 
 
 def _nearest(query: StoreQuery, kind: SearchMode) -> Any:
     if kind is SearchMode.DENSE and query.dense is not None:
-        return qe.Query.Nearest(np.asarray(query.dense, dtype=np.float32).tolist(), using=pl.DENSE_VECTOR)
+        vector = np.asarray(query.dense, dtype=np.float32).tolist()
+        return qe.Query.Nearest(vector, using=pl.dense_vector_name(query.space))
     if kind is SearchMode.SPARSE and query.sparse is not None:
         return qe.Query.Nearest(_edge_sparse(query.sparse), using=pl.SPARSE_VECTOR)
     raise ValueError(f"no {kind.value} vector in the query")
@@ -512,7 +516,7 @@ def _hybrid_requests(
         ],
         query=qe.Fusion.Rrf(k=query.fusion.k, weights=fusion_weights(query)),  # type: ignore[arg-type]
         with_payload=True,
-        with_vector=[pl.DENSE_VECTOR] if query.explain else False,
+        with_vector=[pl.dense_vector_name(query.space)] if query.explain else False,
     )
     return [
         fused,
@@ -526,7 +530,7 @@ def _rows(points: Sequence[qe.ScoredPoint]) -> list[EnginePoint]:
 
 
 def _dense_of(vectors: Any) -> Sequence[float] | None:
-    return vectors.get(pl.DENSE_VECTOR) if isinstance(vectors, dict) else None
+    return pl.dense_of_point(vectors)[1]
 
 
 def _engine_call(fn: Callable[[], T], what: str) -> Callable[[], T]:

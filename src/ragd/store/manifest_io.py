@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragd.errors import IndexMismatch
-from ragd.types import IndexManifest
+from ragd.types import DenseSpace, IndexManifest
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,10 @@ FIX_HINT = (
 
 
 def manifest_to_dict(manifest: IndexManifest) -> dict[str, Any]:
-    return dataclasses.asdict(manifest)
+    """The manifest as a JSON object (``extra_dense``: a list of objects, one per named model)."""
+    data = dataclasses.asdict(manifest)
+    data["extra_dense"] = [dataclasses.asdict(space) for space in manifest.extra_dense]
+    return data
 
 
 def manifest_from_dict(data: Mapping[str, Any], where: str) -> IndexManifest:
@@ -44,8 +47,10 @@ def manifest_from_dict(data: Mapping[str, Any], where: str) -> IndexManifest:
             hint="upgrade ragd, or " + FIX_HINT,
         )
     try:
-        return IndexManifest(**data)
-    except TypeError as exc:
+        fields = dict(data)
+        fields["extra_dense"] = tuple(DenseSpace(**space) for space in fields.get("extra_dense", ()))
+        return IndexManifest(**fields)
+    except (TypeError, AttributeError) as exc:
         raise IndexMismatch(f"the index manifest at {where} is incomplete ({exc})", hint=FIX_HINT) from exc
 
 

@@ -27,10 +27,12 @@ from typing import Any
 import numpy as np
 
 from ragd.errors import InvalidRequest
-from ragd.types import DenseVector, PointFilter, SparseVector, StoredChunk
+from ragd.types import DenseVector, IndexManifest, PointFilter, SparseVector, StoredChunk
 
 DENSE_VECTOR = "text-dense"
 SPARSE_VECTOR = "text-sparse"
+#: the named vector of a dataset's own dense model: ``text-dense-<name>`` (RAGD_EMBEDDERS)
+DENSE_VECTOR_PREFIX = f"{DENSE_VECTOR}-"
 CONTENT_KEY = "content"
 META_KEY = "meta"
 
@@ -112,6 +114,7 @@ def from_point(
     payload: Mapping[str, Any] | None,
     dense: Sequence[float] | None = None,
     sparse: SparseVector | None = None,
+    space: str | None = None,
 ) -> StoredChunk:
     """A stored point back as a chunk record (vectors only when they were asked for)."""
     return StoredChunk(
@@ -120,18 +123,50 @@ def from_point(
         meta=meta_of(payload),
         dense=dense_array(dense),
         sparse=sparse,
+        space=space,
     )
 
 
-def require_dense(chunk: StoredChunk, dim: int) -> list[float]:
-    """The chunk's dense vector as a list, checked against the index's dimension."""
+def dense_vector_name(space: str | None) -> str:
+    """The named vector of a dense model: ``text-dense`` for the default, ``text-dense-<name>``."""
+    return DENSE_VECTOR if space is None else DENSE_VECTOR_PREFIX + space
+
+
+def dense_vector_names(manifest: IndexManifest) -> dict[str, int]:
+    """Every dense named vector an index has, with its size."""
+    return {
+        DENSE_VECTOR: manifest.dense_dim,
+        **{dense_vector_name(s.name): s.dim for s in manifest.extra_dense},
+    }
+
+
+def space_of_vector(name: str) -> str | None:
+    """The dense model of a named vector (inverse of :func:`dense_vector_name`)."""
+    return None if name == DENSE_VECTOR else name.removeprefix(DENSE_VECTOR_PREFIX)
+
+
+def dense_of_point(vectors: object) -> tuple[str | None, Sequence[float] | None]:
+    """The one dense vector a point holds (its model's) and that model; (None, None) without one."""
+    if isinstance(vectors, Mapping):
+        for name, vector in vectors.items():
+            if name == DENSE_VECTOR or str(name).startswith(DENSE_VECTOR_PREFIX):
+                return space_of_vector(str(name)), vector
+    return None, None
+
+
+def require_dense(chunk: StoredChunk, dims: Mapping[str, int]) -> tuple[str, list[float]]:
+    """The chunk's named dense vector and its values, checked against the index's dimensions."""
     if chunk.dense is None:
         raise InvalidRequest(f"chunk {chunk.id} has no dense vector; every stored chunk needs one")
+    name = dense_vector_name(chunk.space)
+    dim = dims.get(name)
+    if dim is None:
+        raise InvalidRequest(f"chunk {chunk.id}: the index has no dense model {chunk.space!r}")
     if chunk.dense.shape != (dim,):
         raise InvalidRequest(
             f"chunk {chunk.id} has a dense vector of shape {chunk.dense.shape}; the index expects ({dim},)"
         )
-    return np.asarray(chunk.dense, dtype=np.float32).tolist()  # type: ignore[no-any-return]
+    return name, np.asarray(chunk.dense, dtype=np.float32).tolist()
 
 
 @dataclass(frozen=True, slots=True)

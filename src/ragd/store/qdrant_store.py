@@ -87,7 +87,7 @@ class QdrantStore:
         self._lock = None if path is None else DirLock(path)
         self._tuning = tuning or IndexTuning()
         self._client: AsyncQdrantClient | None = None
-        self._dim = 0
+        self._dims: dict[str, int] = {}
 
     @classmethod
     def from_settings(cls, settings: StoreSettings) -> QdrantStore:
@@ -121,7 +121,7 @@ class QdrantStore:
             if self._lock is not None:
                 self._lock.release()
             raise
-        self._client, self._dim = client, manifest.dense_dim
+        self._client, self._dims = client, pl.dense_vector_names(manifest)
 
     async def _open_collection(self, client: AsyncQdrantClient, manifest: IndexManifest) -> None:
         if not await client.collection_exists(self.collection):
@@ -135,11 +135,10 @@ class QdrantStore:
             await client.create_collection(
                 self.collection,
                 vectors_config={
-                    pl.DENSE_VECTOR: models.VectorParams(
-                        size=manifest.dense_dim,
-                        distance=models.Distance.COSINE,
-                        quantization_config=_int8(t),
+                    name: models.VectorParams(
+                        size=dim, distance=models.Distance.COSINE, quantization_config=_int8(t)
                     )
+                    for name, dim in pl.dense_vector_names(manifest).items()
                 },
                 sparse_vectors_config={
                     pl.SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)
@@ -154,7 +153,8 @@ class QdrantStore:
                 on_disk_payload=t.payload_on_disk,
                 metadata={METADATA_KEY: manifest_to_dict(manifest)},
             )
-            log.info("created Qdrant collection %s (dense dim %d)", self.collection, manifest.dense_dim)
+            dense = pl.dense_vector_names(manifest)
+            log.info("created Qdrant collection %s (dense %s)", self.collection, dense)
         except UnexpectedResponse as exc:
             if exc.status_code != CONFLICT:
                 raise
@@ -172,7 +172,7 @@ class QdrantStore:
                 hint=FIX_HINT,
             )
         check_manifest(manifest_from_dict(stored, self._where), manifest, self._where)
-        problems = _layout_problems(config.params, manifest.dense_dim)
+        problems = _layout_problems(config.params, pl.dense_vector_names(manifest))
         if problems:
             raise IndexMismatch(
                 f"the {self._where} has another vector layout: " + "; ".join(problems), hint=FIX_HINT
@@ -218,7 +218,7 @@ class QdrantStore:
 
     async def upsert(self, chunks: Sequence[StoredChunk]) -> None:
         client = self._require_client()
-        points = [_to_point(c, self._dim) for c in chunks]
+        points = [_to_point(c, self._dims) for c in chunks]
         for start in range(0, len(points), UPSERT_BATCH):
             with _translated("upsert"):
                 await client.upsert(self.collection, points[start : start + UPSERT_BATCH], wait=True)
@@ -288,7 +288,7 @@ class QdrantStore:
                     search_params=params if kind is SearchMode.DENSE else None,
                     limit=query.limit,
                     with_payload=True,
-                    with_vectors=[pl.DENSE_VECTOR] if query.explain else False,
+                    with_vectors=[pl.dense_vector_name(query.space)] if query.explain else False,
                 )
             return assemble_hits(kind, _rows(response.points))
         requests = _hybrid_requests(query, qfilter, params)
@@ -335,17 +335,16 @@ def _connect_args(
     return {"url": url, "api_key": api_key, "timeout": max(1, round(timeout_s)), "check_compatibility": False}
 
 
-def _layout_problems(params: models.CollectionParams, dim: int) -> list[str]:
+def _layout_problems(params: models.CollectionParams, dims: dict[str, int]) -> list[str]:
     vectors = params.vectors if isinstance(params.vectors, dict) else {}
-    dense = vectors.get(pl.DENSE_VECTOR)
     sparse = (params.sparse_vectors or {}).get(pl.SPARSE_VECTOR)
     problems = []
-    if dense is None:
-        problems.append(f"no named dense vector {pl.DENSE_VECTOR!r}")
-    elif dense.size != dim or dense.distance != models.Distance.COSINE:
-        problems.append(
-            f"{pl.DENSE_VECTOR}: index has size {dense.size} {dense.distance.value}, needs {dim} Cosine"
-        )
+    for name, dim in dims.items():
+        dense = vectors.get(name)
+        if dense is None:
+            problems.append(f"no named dense vector {name!r}")
+        elif dense.size != dim or dense.distance != models.Distance.COSINE:
+            problems.append(f"{name}: index has size {dense.size} {dense.distance.value}, needs {dim} Cosine")
     if sparse is None:
         problems.append(f"no sparse vector {pl.SPARSE_VECTOR!r}")
     elif sparse.modifier != models.Modifier.IDF:
@@ -381,8 +380,8 @@ def _index_schema(index: pl.PayloadIndex) -> models.PayloadSchemaParams:
     return models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=index.is_tenant or None)
 
 
-def _to_point(chunk: StoredChunk, dim: int) -> models.PointStruct:
-    vectors: dict[str, Any] = {pl.DENSE_VECTOR: pl.require_dense(chunk, dim)}
+def _to_point(chunk: StoredChunk, dims: dict[str, int]) -> models.PointStruct:
+    vectors: dict[str, Any] = dict([pl.require_dense(chunk, dims)])
     if chunk.sparse is not None:
         vectors[pl.SPARSE_VECTOR] = _sparse(chunk.sparse)
     return models.PointStruct(id=str(pl.point_uuid(chunk.id)), vector=vectors, payload=pl.to_payload(chunk))
@@ -395,17 +394,19 @@ def _sparse(vector: SparseVector) -> models.SparseVector:
 def _from_record(raw_id: object, payload: dict[str, Any] | None, vector: Any) -> StoredChunk:
     vectors = vector if isinstance(vector, dict) else {}
     sparse = vectors.get(pl.SPARSE_VECTOR)
+    space, dense = pl.dense_of_point(vectors)
     return pl.from_point(
         raw_id,
         payload,
-        dense=vectors.get(pl.DENSE_VECTOR),
+        dense=dense,
         sparse=None if sparse is None else SparseVector(tuple(sparse.indices), tuple(sparse.values)),
+        space=space,
     )
 
 
 def _vector(query: StoreQuery, kind: SearchMode) -> tuple[Any, str]:
     if kind is SearchMode.DENSE and query.dense is not None:
-        return [float(x) for x in query.dense], pl.DENSE_VECTOR
+        return [float(x) for x in query.dense], pl.dense_vector_name(query.space)
     if kind is SearchMode.SPARSE and query.sparse is not None:
         return _sparse(query.sparse), pl.SPARSE_VECTOR
     raise ValueError(f"no {kind.value} vector in the query")
@@ -446,7 +447,7 @@ def _hybrid_requests(
         query=models.RrfQuery(rrf=models.Rrf(k=query.fusion.k, weights=fusion_weights(query))),
         limit=query.limit,
         with_payload=True,
-        with_vector=[pl.DENSE_VECTOR] if query.explain else False,
+        with_vector=[pl.dense_vector_name(query.space)] if query.explain else False,
     )
     return [
         fused,
@@ -462,7 +463,7 @@ def _rows(points: Sequence[models.ScoredPoint]) -> list[EnginePoint]:
 
 
 def _dense_of(vectors: Any) -> Sequence[float] | None:
-    return vectors.get(pl.DENSE_VECTOR) if isinstance(vectors, dict) else None
+    return pl.dense_of_point(vectors)[1]
 
 
 @contextlib.contextmanager

@@ -55,6 +55,7 @@ async def create_dataset(body: DatasetCreate, caller: Caller, svc: Svc) -> dict[
         allowed_roles=tuple(body.allowed_roles),
         tenant_id=body.tenant_id,
         reranker=None if body.reranker is None else body.reranker.lower(),
+        embedding=None if body.embedding is None else body.embedding.lower(),
     )
     return dataset_out(dataset)
 
@@ -80,6 +81,7 @@ async def update_dataset(dataset_id: str, body: DatasetUpdate, caller: Caller, s
         chunking=body.chunking.spec() if body.chunking else None,
         allowed_roles=tuple(body.allowed_roles) if body.allowed_roles is not None else None,
         reranker=None if body.reranker is None else body.reranker.lower(),
+        embedding=None if body.embedding is None else body.embedding.lower(),
     )
     return dataset_out(dataset)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from sqlalchemy import delete, insert, select, update
 
@@ -62,6 +63,16 @@ class SqlDatasets:
         if row is None:
             raise NotFound(f"no dataset {dataset.id!r}")
         return records.dataset(row)
+
+    async def collection_models(self, collection_names: Sequence[str]) -> dict[str, str]:
+        names = list(dict.fromkeys(collection_names))
+        if not names:
+            return {}
+        query = select(datasets.c.collection_name, datasets.c.embedding).where(
+            datasets.c.collection_name.in_(names), datasets.c.embedding.is_not(None)
+        )
+        async with self._db.read() as conn:
+            return {row.collection_name: row.embedding for row in await conn.execute(query)}
 
     async def delete_dataset(self, dataset_id: str) -> None:
         async with self._db.write() as conn:

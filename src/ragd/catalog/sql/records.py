@@ -56,6 +56,7 @@ def dataset(row: RowMapping) -> Dataset:
         ),
         allowed_roles=tuple(row["allowed_roles"]),
         reranker=row["reranker"],
+        embedding=row["embedding"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
     )
@@ -71,6 +72,7 @@ def dataset_values(ds: Dataset) -> dict[str, Any]:
         "chunk_overlap": ds.chunking.overlap,
         "allowed_roles": list(ds.allowed_roles),
         "reranker": ds.reranker,
+        "embedding": ds.embedding,
     }
 
 

@@ -76,6 +76,7 @@ datasets = Table(
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
     Column("reranker", String, nullable=True),  # 0002
+    Column("embedding", String, nullable=True),  # 0003
     Index("uq_datasets_tenant_id_name", "tenant_id", "name", unique=True),
 )
 
