@@ -2,13 +2,18 @@
 
     python bench/shared_qa.py [../shared/documents] [--k 5] [--mode hybrid] [--data-dir DIR]
                               [--search-args "--diversity 0.3 --max-per-file 2"]
+                              [--questions FILE [--questions FILE ...] | --only-shared]
 
 Indexes the folder with ``ragd ingest`` into a fresh data dir (or reuses ``--data-dir``), then asks
-every ``qa.jsonl`` question with ``ragd search --json -k K`` and counts a question as answered when
-one of the top K hits comes from the question's file and contains its ``answer_substring`` (after
-collapsing white space and Markdown backslash escapes, as the extraction tests compare).  Prints one
-row per question, the share answered and the mean number of distinct files among the top K (what the
-diversity knobs buy).
+every question with ``ragd search --json -k K`` and counts a question as answered when one of the top
+K hits comes from the question's file and contains its ``answer_substring`` (after collapsing white
+space and Markdown backslash escapes, as the extraction tests compare).  The questions are those of
+``<documents>/qa.jsonl`` plus, by default, ``bench/data/shared_qa_extra.jsonl`` (harder ones: table
+cells, spreadsheet rows, slides, facts deep in long HTML pages, OCR pages, non-English files);
+``--questions FILE`` (repeatable) replaces that extra file, ``--only-shared`` keeps ``qa.jsonl`` alone.
+Every file holds one JSON object a line: ``{"file", "question", "answer_substring"}``.  Prints one row
+per question, the share answered overall and per file-type group (pdf, office, html, spreadsheet/csv,
+other) and the mean number of distinct files among the top K (what the diversity knobs buy).
 """
 
 from __future__ import annotations
@@ -24,10 +29,31 @@ import time
 from pathlib import Path
 
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+EXTRA_QUESTIONS = Path(__file__).parent / "data" / "shared_qa_extra.jsonl"
+GROUPS = {  # file suffix -> the group its share is reported under; anything else is "other"
+    ".pdf": "pdf",
+    ".docx": "office",
+    ".pptx": "office",
+    ".odt": "office",
+    ".xlsx": "spreadsheet/csv",
+    ".xls": "spreadsheet/csv",
+    ".csv": "spreadsheet/csv",
+    ".html": "html",
+    ".htm": "html",
+}
+GROUP_ORDER = ("pdf", "office", "html", "spreadsheet/csv", "other")
 
 
 def normalise(text: str) -> str:
     return " ".join(_ESCAPE.sub(r"\1", text).split())
+
+
+def load_questions(path: Path) -> list[dict[str, str]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def group_of(name: str) -> str:
+    return GROUPS.get(Path(name).suffix.lower(), "other")
 
 
 def ragd(*args: str) -> subprocess.CompletedProcess[str]:
@@ -56,8 +82,18 @@ def main() -> int:
     parser.add_argument("--mode", default="hybrid")
     parser.add_argument("--data-dir", type=Path, help="reuse this index instead of building a fresh one")
     parser.add_argument("--search-args", default="", help="more ragd search options, e.g. the knobs")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--questions", type=Path, action="append",
+        help=f"a question file asked besides qa.jsonl, instead of {EXTRA_QUESTIONS.name} (repeatable)",
+    )  # fmt: skip
+    which.add_argument("--only-shared", action="store_true", help="ask only <documents>/qa.jsonl")
     args = parser.parse_args()
-    questions = [json.loads(line) for line in (args.documents / "qa.jsonl").read_text().splitlines() if line]
+    extra = [] if args.only_shared else (args.questions or [EXTRA_QUESTIONS])
+    sources = [args.documents / "qa.jsonl", *extra]
+    loaded = {path: load_questions(path) for path in sources}
+    questions = [item for items in loaded.values() for item in items]
+    print("questions: " + ", ".join(f"{len(items)} from {path}" for path, items in loaded.items()))
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="ragd-qa-"))
     if args.data_dir is None:
         started = time.perf_counter()
@@ -66,7 +102,10 @@ def main() -> int:
         print("\n".join(done.stdout.strip().splitlines()[-12:]))
     hits_found = 0
     distinct: list[int] = []
+    per_group: dict[str, list[int]] = {group: [0, 0] for group in GROUP_ORDER}  # answered, asked
     for item in questions:
+        tally = per_group[group_of(item["file"])]
+        tally[1] += 1
         result = ragd(
             "search", item["question"], "-c", "qa", "-k", str(args.k), "--mode", args.mode,
             "--json", "--data-dir", str(data_dir), *shlex.split(args.search_args),
@@ -78,10 +117,14 @@ def main() -> int:
         distinct.append(len({str((h.get("meta") or {}).get("file_id")) for h in hits}))
         rank = answered(hits, item)
         hits_found += rank is not None
+        tally[0] += rank is not None
         print(f"  {'rank ' + str(rank) if rank else 'MISS  '}  {item['file']}: {item['question'][:70]}")
     share = hits_found / len(questions)
     how = f"{args.mode} {args.search_args}".strip()
     print(f"answer in top {args.k} ({how}): {hits_found}/{len(questions)} = {share:.1%}")
+    for group, (found, asked) in per_group.items():
+        if asked:
+            print(f"  {group:<16} {found}/{asked} = {found / asked:.1%}")
     print(f"distinct files in the top {args.k}: mean {sum(distinct) / max(1, len(distinct)):.2f}")
     return 0
 

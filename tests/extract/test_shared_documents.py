@@ -99,9 +99,17 @@ def test_without_tesseract_only_scans_fail_and_say_how_to_enable_ocr(documents: 
         assert "apt-get install tesseract-ocr" in str(outcomes[name].error)
 
 
-def test_every_qa_answer_is_in_its_file(documents: Path, corpus: dict[str, Outcome]) -> None:
+#: ragd's own questions over the shared documents (bench/shared_qa.py asks them with qa.jsonl's)
+EXTRA_QA = Path(__file__).resolve().parents[2] / "bench" / "data" / "shared_qa_extra.jsonl"
+
+
+@pytest.mark.parametrize("questions", ["qa.jsonl", "extra"])
+def test_every_qa_answer_is_in_its_file(documents: Path, corpus: dict[str, Outcome], questions: str) -> None:
+    path = documents / questions if questions == "qa.jsonl" else EXTRA_QA
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) >= (14 if questions == "qa.jsonl" else 60)
     missing = []
-    for line in (documents / "qa.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in lines:
         item = json.loads(line)
         outcome = corpus[item["file"]]
         if outcome.document is None:
