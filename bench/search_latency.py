@@ -1,6 +1,6 @@
 """In-process search latency at 100k chunks, query embedding included: what ``ragd search`` costs.
 
-    python bench/search_latency.py [--points 100000] [--queries 300] [--rounds 5]
+    python bench/search_latency.py [--points 100000] [--queries 300] [--rounds 5] [--index DIR]
 
 The index holds ``--points`` chunks in 50 tenants: dense vectors are the synthetic
 chunk-like vectors of ``store_latency.py`` (embedding 100k real texts would take an
@@ -14,6 +14,11 @@ query lands near the chunks that answer it), not with the real embedding, which 
 nowhere near synthetic data and would send HNSW on a long walk (``--raw-vectors`` to
 see that).  Reported per mode: p50 / p99 over ``--rounds`` x ``--queries`` searches, the modes
 interleaved query by query, with each round's p50 beside it; and the query embedding alone.
+
+``--index DIR`` keeps the index in DIR (built there when DIR has none, reused when it has): a
+1M-chunk index takes a while to build, and the timed run then happens in a fresh process, so the
+resident memory it reports is a serving process's (the model and the open index), not the
+builder's (which also holds the synthetic corpus).
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ import os
 import re
 import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -36,6 +43,7 @@ from ragd.embed.local_onnx import OnnxDenseEmbedder
 from ragd.retrieve.search import Retriever, SearchRequest
 from ragd.settings import EmbeddingSettings, RetrievalSettings, SparseSettings
 from ragd.store.edge_store import EdgeStore
+from ragd.store.tuning import IndexTuning
 from ragd.types import IndexManifest, PointFilter, SearchMode, StoredChunk, StoreQuery
 from store_latency import MANIFEST, make_corpus
 
@@ -99,21 +107,24 @@ async def build(
     return corpus.dense, corpus.tenant
 
 
+def near_vectors(dense: np.ndarray, tenant: np.ndarray, seed: int, per_tenant: int = 64) -> np.ndarray:
+    """Query vectors near each tenant's chunks (tenants x per_tenant x dim), drawn once: the timed
+    path pays the real embedding and nothing else (drawing one took ~0.1 ms of numpy)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in range(int(tenant.max()) + 1):
+        rows = rng.choice(np.flatnonzero(tenant == t), per_tenant)
+        q = dense[rows] + rng.normal(scale=0.05, size=(per_tenant, dense.shape[1])).astype(np.float32)
+        out.append((q / np.linalg.norm(q, axis=1, keepdims=True)).astype(np.float32))
+    return np.stack(out)
+
+
 class NearTenantQueries:
     """The real embedder's cost and prefixes, answering with a vector near the current tenant's data."""
 
-    def __init__(
-        self, inner: OnnxDenseEmbedder, dense: np.ndarray, tenant: np.ndarray, seed: int, per_tenant: int = 64
-    ) -> None:
+    def __init__(self, inner: OnnxDenseEmbedder, near: np.ndarray) -> None:
         self._inner = inner
-        # query vectors near each tenant's chunks, drawn once: the timed path pays the real
-        # embedding and nothing else (drawing one took ~0.1 ms of numpy, a fiftieth of a search)
-        rng = np.random.default_rng(seed)
-        self._near_vectors = []
-        for t in range(int(tenant.max()) + 1):
-            rows = rng.choice(np.flatnonzero(tenant == t), per_tenant)
-            q = dense[rows] + rng.normal(scale=0.05, size=(per_tenant, dense.shape[1])).astype(np.float32)
-            self._near_vectors.append((q / np.linalg.norm(q, axis=1, keepdims=True)).astype(np.float32))
+        self._near_vectors = near
         self._draws = 0
         self.spec, self.tenant = inner.spec, 0
 
@@ -155,14 +166,32 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--raw-vectors", action="store_true", help="search with the real query embeddings")
+    parser.add_argument("--index", type=Path, help="keep the index here (built if absent, else reused)")
+    parser.add_argument("--dense-on-disk", action="store_true", help="RAGD_STORE__DENSE_ON_DISK")
+    parser.add_argument("--payload-on-disk", action="store_true", help="RAGD_STORE__PAYLOAD_ON_DISK")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
+        where = args.index or Path(tmp)
+        near_file = where / "near-queries.npy"
+        reuse = near_file.is_file()
         dense = OnnxDenseEmbedder.from_settings(EmbeddingSettings(query_cache=0), Path(tmp) / "models")
         sparse = Bm25SparseEmbedder(SparseSettings().language)  # the default: per-query language
-        store = EdgeStore(Path(tmp) / "index", "bench")
+        tuning = IndexTuning(dense_on_disk=args.dense_on_disk, payload_on_disk=args.payload_on_disk)
+        store = EdgeStore(where / "index", "bench", tuning=tuning)
         await store.open(IndexManifest(dense.spec.model, 384, "", "", sparse.name, MANIFEST.chunker_version))
-        vectors, tenants = await build(store, args.points, sparse, args.seed)
-        near = NearTenantQueries(dense, vectors, tenants, args.seed)
+        if reuse:
+            print(f"reusing the index in {where} ({await store.count(PointFilter())} chunks)")
+            near_queries = np.load(near_file)
+        else:
+            vectors, tenants = await build(store, args.points, sparse, args.seed)
+            near_queries = near_vectors(vectors, tenants, args.seed)
+            if args.index is not None:  # time it in a fresh process: a server's memory, not the builder's
+                np.save(near_file, near_queries)
+                await store.close()
+                await dense.aclose()
+                print(f"built; timing in a fresh process on {where}", flush=True)
+                sys.exit(subprocess.run([sys.executable, *sys.argv], check=False).returncode)
+        near = NearTenantQueries(dense, near_queries)
         retriever = Retriever(
             store, dense if args.raw_vectors else near, sparse, RetrievalSettings(), ("en",)
         )
@@ -187,6 +216,7 @@ async def main() -> None:
             await store.search(StoreQuery(flt, 40, dense=vec, prefetch_limit=40))
             store_only.append((time.perf_counter() - t) * 1000)
         print(f"store dense search alone (limit 40): p50 {percentiles(store_only)[0]:.2f} ms")
+        print(f"resident memory after warm-up {rss_mb():.0f} MB")
         # modes interleaved query by query, in a shuffled order: drift on a shared machine
         # lands on every mode alike; several rounds, pooled: a burst of load from a neighbour
         # moves one round's median, not the pooled one (each round's is printed too)

@@ -37,6 +37,15 @@ class ParsedEnum(enum.Enum):
         raise ValueError(f"unknown {cls.__name__} {value!r}; valid values: {valid}")
 
 
+class FusionMethod(ParsedEnum):
+    """How a hybrid search combines its dense and BM25 lists (docs/scoring.md)."""
+
+    #: each list's scores divided by its best, then a weighted mean (computed by ragd)
+    CONVEX = "convex"
+    #: weighted reciprocal-rank fusion, inside the engine
+    RRF = "rrf"
+
+
 class SearchMode(ParsedEnum):
     DENSE = "dense"
     SPARSE = "sparse"
@@ -370,6 +379,7 @@ class FusionParams:
     k: int = 2
     dense_weight: float = 1.0
     sparse_weight: float = 1.0
+    method: FusionMethod = FusionMethod.RRF
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from ragd.retrieve.ranking import (
     rrf_max,
     rrf_term,
 )
-from ragd.types import ComponentScores, FusionParams, Hit, SearchMode
+from ragd.types import ComponentScores, FusionMethod, FusionParams, Hit, SearchMode
 
 
 def hit(i: int, text: str = "", fused: float | None = None) -> Hit:
@@ -50,6 +50,14 @@ def test_hybrid_scores_normalise_to_one_at_the_top() -> None:
     out = normalise_scores(hits, SearchMode.HYBRID, fusion)
     assert [h.score for h in out] == [1.0, 0.5]
     assert out[0].scores.fused == top  # raw value kept
+
+
+def test_convex_hybrid_scores_are_the_fused_value_already_on_the_scale() -> None:
+    fusion = FusionParams(k=2, dense_weight=1.2, sparse_weight=0.8, method=FusionMethod.CONVEX)
+    out = normalise_scores([hit(0, fused=1.0), hit(1, fused=0.42)], SearchMode.HYBRID, fusion)
+    assert [h.score for h in out] == [1.0, 0.42]
+    convex = fusion_for_language("en", ("en",), k=2, foreign_dense_weight=0.25, method=FusionMethod.CONVEX)
+    assert convex.method is FusionMethod.CONVEX
 
 
 def test_single_path_scores_use_the_same_rank_scale() -> None:

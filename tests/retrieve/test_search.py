@@ -30,14 +30,17 @@ class CountingStore:
 
     def __init__(self, inner: EdgeStore) -> None:
         self.inner, self.limits, self.calls = inner, list[int](), list[str]()
+        self.queries: list[StoreQuery] = []
 
     async def search(self, query: StoreQuery) -> list[Hit]:
+        self.queries.append(query)
         self.limits.append(query.limit)
         self.calls.append("search")
         return await self.inner.search(query)
 
     async def search_after(self, prepare: Callable[[], StoreQuery]) -> tuple[StoreQuery, list[Hit]]:
         query, hits = await self.inner.search_after(prepare)
+        self.queries.append(query)
         self.limits.append(query.limit)
         self.calls.append("search_after")
         return query, hits
@@ -107,6 +110,7 @@ async def test_duplicates_never_cost_the_caller_results(
             dense=await dense.embed_query(query) if mode is not SearchMode.SPARSE else None,
             sparse=Bm25SparseEmbedder("english").embed_query(query) if mode is not SearchMode.DENSE else None,
             prefetch_limit=counting.limits[1],
+            fusion=counting.queries[-1].fusion,
             explain=False,
         )
     )

@@ -12,10 +12,11 @@ import pytest
 from ragd.errors import IndexMismatch, InvalidRequest, StoreLocked, StoreUnavailable
 from ragd.store.base import VectorStore
 from ragd.store.edge_store import EdgeStore
-from ragd.store.fusion_formula import rrf_score
+from ragd.store.fusion_formula import convex_fusion, rrf_score
 from ragd.types import (
     ComponentScores,
     DenseSpace,
+    FusionMethod,
     FusionParams,
     Hit,
     PointFilter,
@@ -282,6 +283,44 @@ async def test_hybrid_hits_carry_component_scores_consistent_with_rrf(
         want = rrf_score(ranks, fusion.k, [fusion.dense_weight, fusion.sparse_weight])
         assert hit.score == pytest.approx(want, rel=1e-5)
     assert only_sparse, "the query should fuse in hits that only the sparse list found"
+
+
+@pytest.mark.parametrize("weights", [(1.0, 1.0), (1.2, 0.8), (0.0, 1.0)])
+@pytest.mark.parametrize("explain", [True, False])
+async def test_convex_hybrid_fuses_the_two_lists_by_their_scores(
+    store: VectorStore, weights: tuple[float, float], explain: bool
+) -> None:
+    data = corpus()
+    await store.upsert(data.chunks)
+    rng = np.random.default_rng(13)
+    fusion = FusionParams(dense_weight=weights[0], sparse_weight=weights[1], method=FusionMethod.CONVEX)
+    query = StoreQuery(
+        filter=PointFilter(collection_names=("kb-alpha", "file-gamma")),
+        limit=8,
+        dense=query_near(rng, data.centers[2]),
+        sparse=random_sparse(rng, terms=40),
+        prefetch_limit=15,
+        fusion=fusion,
+        explain=explain,
+    )
+    hits = await store.search(query)
+    dense_list = await store.search(dataclasses.replace(query, sparse=None, limit=15))
+    sparse_list = await store.search(dataclasses.replace(query, dense=None, limit=15))
+    want = convex_fusion(
+        {h.id: h.score for h in dense_list}, {h.id: h.score for h in sparse_list}, *weights, depth=15
+    )[:8]
+    assert [h.score for h in hits] == pytest.approx([score for _, score in want], rel=1e-5)
+    assert {h.id for h in hits} == {point_id for point_id, _ in want}  # ties may swap order
+    by_id = {c.id: c for c in data.chunks}
+    for hit in hits:
+        assert hit.scores.fused == hit.score
+        assert hit.scores.sparse == _score_in(sparse_list, hit.id)
+        assert hit.scores.dense == _score_in(dense_list, hit.id) or explain
+        if explain:  # the listed cosine, else the stored vector's
+            assert hit.scores.dense is not None
+        assert (hit.vector is not None) is explain
+        assert hit.content == by_id[hit.id].content
+        assert hit.meta["collection_name"] in ("kb-alpha", "file-gamma")
 
 
 async def test_hybrid_without_explain_is_the_same_fused_ranking_minus_components(store: VectorStore) -> None:

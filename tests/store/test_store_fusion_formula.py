@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragd.store.base import VectorStore
-from ragd.store.fusion_formula import rrf_contribution, rrf_max_score, rrf_score
+from ragd.store.fusion_formula import convex_fusion, rrf_contribution, rrf_max_score, rrf_score
 from ragd.types import FusionParams, PointFilter, SparseVector, StoredChunk, StoreQuery
 
 from .data import DIM, chunk_id, unit
@@ -94,3 +94,21 @@ async def test_engines_follow_the_formula(store: VectorStore, fusion: FusionPara
     assert hits["p1"].scores.sparse is None
     # p2 is not in the dense list: its cosine comes from its stored vector (it points away: -1)
     assert hits["p2"].scores.dense == pytest.approx(-1.0, abs=1e-6)
+
+
+def test_convex_fusion_is_a_weighted_mean_of_scores_over_each_list_s_best() -> None:
+    dense = {"a": 0.8, "b": 0.4, "c": 0.2}
+    sparse = {"b": 10.0, "d": 5.0}
+    # both lists cut at their depth: a point missing from one counts that list's lowest share
+    fused = dict(convex_fusion(dense, sparse, 1.0, 1.0, depth=2))
+    assert fused == pytest.approx(
+        {"a": (1.0 + 0.5) / 2, "b": (0.5 + 1.0) / 2, "c": (0.25 + 0.5) / 2, "d": (0.25 + 0.5) / 2}
+    )
+    # lists shorter than the depth hold every match: a missing point counts 0
+    fused = dict(convex_fusion(dense, sparse, 3.0, 1.0, depth=10))
+    assert fused["a"] == pytest.approx(0.75)
+    assert fused["d"] == pytest.approx(0.125)
+    assert convex_fusion({"x": 1.0}, {"x": 3.0}, 2.0, 2.0, depth=10) == [("x", 1.0)]  # first in both: 1.0
+    assert [p for p, _ in convex_fusion({"a": 1.0, "b": 1.0}, {}, 1.0, 1.0, depth=5)] == ["a", "b"]  # ties
+    with pytest.raises(ValueError, match="positive"):
+        convex_fusion(dense, sparse, 0.0, 0.0, depth=5)

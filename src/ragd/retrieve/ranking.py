@@ -1,11 +1,11 @@
 """Ranking math: pure functions over records, no I/O, no settings.
 
-The score scale (docs/scoring.md): every hit's ``score`` is reciprocal-rank
-fusion normalised to ``[0, 1]`` — the fused score divided by the score of a
-hit ranked first by every retrieval path used.  1.0 means "first everywhere";
-the same formula applies whether one path (dense or sparse) or two (hybrid)
-ran, so thresholds mean the same thing in every mode.  Raw values (cosine,
-BM25, RRF) stay in ``Hit.scores``.
+The score scale (docs/scoring.md): every hit's ``score`` is in ``[0, 1]``, and 1.0 means "first
+everywhere".  A hybrid search with convex fusion (the default) scores a hit by the weighted mean
+of its dense and BM25 scores, each divided by its list's best
+(:func:`ragd.store.fusion_formula.convex_fusion`); with RRF, and for one path alone (dense or
+sparse), the score is reciprocal-rank fusion divided by the score of a hit ranked first by every
+path used.  Raw values (cosine, BM25, the fused value) stay in ``Hit.scores``.
 
 Qdrant's weighted RRF, measured on the engine: a path with weight ``w`` adds
 ``1 / (k - 1 + (rank + 1) / w)`` for a hit at 0-based ``rank`` (``w = 1``
@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from ragd.retrieve.relevance import reranker_relevance
 from ragd.store.fusion_formula import rrf_contribution, rrf_max_score
-from ragd.types import FusionParams, Hit, SearchMode
+from ragd.types import FusionMethod, FusionParams, Hit, SearchMode
 
 
 def rrf_term(rank: int, k: int, weight: float = 1.0) -> float:
@@ -35,6 +35,8 @@ def rrf_max(k: int, weights: Iterable[float]) -> float:
 
 def normalise_scores(hits: Sequence[Hit], mode: SearchMode, fusion: FusionParams) -> list[Hit]:
     """Put ``hits`` (in engine order) on the one score scale; raw scores are kept in ``scores``."""
+    if mode is SearchMode.HYBRID and fusion.method is FusionMethod.CONVEX:  # already on the scale
+        return [replace(h, score=min(1.0, max(0.0, h.scores.fused or 0.0))) for h in hits]
     if mode is SearchMode.HYBRID:
         top = rrf_max(fusion.k, (fusion.dense_weight, fusion.sparse_weight))
         return [replace(h, score=min(1.0, (h.scores.fused or 0.0) / top)) for h in hits]
@@ -73,6 +75,7 @@ def fusion_for_language(
     k: int,
     foreign_dense_weight: float,
     vector_weight: float = 0.5,
+    method: FusionMethod = FusionMethod.RRF,
 ) -> FusionParams:
     """Weights for RRF: ``vector_weight`` w (0-1) to the dense list, the rest to BM25, scaled so that
     0.5 is plain RRF (weights 1 and 1): ``w_dense = 2w``, ``w_sparse = 2(1 - w)``, each path adding
@@ -83,7 +86,7 @@ def fusion_for_language(
     dense, sparse = 2.0 * vector_weight, 2.0 * (1.0 - vector_weight)
     if not dense_understands(query_language, model_languages):
         dense *= foreign_dense_weight
-    return FusionParams(k=k, dense_weight=dense, sparse_weight=sparse)
+    return FusionParams(k=k, dense_weight=dense, sparse_weight=sparse, method=method)
 
 
 def prefetch_limit(k: int, multiplier: int, minimum: int) -> int:

@@ -136,6 +136,7 @@ class Retriever:
             k=self._settings.rrf_k,
             foreign_dense_weight=self._settings.foreign_dense_weight,
             vector_weight=weight,
+            method=self._settings.fusion,
         )
         depth = prefetch_limit(want, self._settings.prefetch_multiplier, self._settings.prefetch_min)
 

@@ -51,12 +51,23 @@ from ragd.store.manifest_io import (
 from ragd.store.search_plan import (
     EnginePoint,
     assemble_hits,
+    convex_plan,
+    convex_rows,
     fusion_weights,
     scores_by_id,
     search_kind,
 )
 from ragd.store.tuning import IndexTuning
-from ragd.types import Hit, IndexManifest, PointFilter, SearchMode, SparseVector, StoredChunk, StoreQuery
+from ragd.types import (
+    FusionMethod,
+    Hit,
+    IndexManifest,
+    PointFilter,
+    SearchMode,
+    SparseVector,
+    StoredChunk,
+    StoreQuery,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -96,7 +107,11 @@ class EdgeStore:
         return cls(
             data_dir,
             settings.collection,
-            tuning=IndexTuning(payload_on_disk=settings.payload_on_disk, dense_int8=settings.dense_int8),
+            tuning=IndexTuning(
+                payload_on_disk=settings.payload_on_disk,
+                dense_on_disk=settings.dense_on_disk,
+                dense_int8=settings.dense_int8,
+            ),
             min_free_bytes=settings.min_free_mb * 1024 * 1024,
         )
 
@@ -378,6 +393,8 @@ def _search(shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning, exclude
         )
         return assemble_hits(kind, _rows(_engine(lambda: shard.query(request), "search")))
     requests = _hybrid_requests(query, edge_filter, params)
+    if query.fusion.method is FusionMethod.CONVEX:
+        return _convex_search(shard, query, requests[1:])
     if not query.explain:
         only = requests[0]
         return assemble_hits(kind, _rows(_engine(lambda: shard.query(only), "search")))
@@ -388,12 +405,24 @@ def _search(shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning, exclude
     )
 
 
+def _convex_search(shard: qe.EdgeShard, query: StoreQuery, lists: list[qe.QueryRequest]) -> list[Hit]:
+    """Convex hybrid: the two lists in one batch, fused here, the best fetched by id."""
+    dense_rows, sparse_rows = _engine(lambda: shard.query_batch(qe.QueryBatchRequest(lists)), "search")
+    plan = convex_plan(query, _rows(dense_rows), _rows(sparse_rows))
+    ids = [plan.raw_ids[point_id] for point_id, _ in plan.order]
+    with_vector = [pl.dense_vector_name(query.space)] if query.explain else False
+    records = _engine(lambda: shard.retrieve(ids, True, with_vector), "search") if ids else []
+    fetched = [EnginePoint(r.id, 0.0, r.payload, _dense_of(r.vector)) for r in records]
+    return assemble_hits(SearchMode.HYBRID, convex_rows(plan, fetched), plan.dense, plan.sparse, query.dense)
+
+
 def _edge_config(dims: dict[str, int], tuning: IndexTuning) -> qe.EdgeConfig:
     return qe.EdgeConfig(
         vectors={
             name: qe.EdgeVectorParams(
                 size=dim,
                 distance=qe.Distance.Cosine,
+                on_disk=tuning.dense_on_disk or None,
                 quantization_config=(
                     qe.ScalarQuantizationConfig(type=qe.ScalarType.Int8, always_ram=True)
                     if tuning.dense_int8

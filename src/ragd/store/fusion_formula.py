@@ -1,4 +1,4 @@
-"""Qdrant's weighted reciprocal-rank fusion, written out as pure functions.
+"""Hybrid fusion as pure functions: Qdrant's weighted reciprocal-rank fusion, and ragd's convex one.
 
 Measured on Qdrant Edge 0.9.0 and qdrant-client 1.20.0 local mode (identical;
 ``tests/store/test_fusion_formula.py`` checks the engines against these
@@ -15,7 +15,7 @@ the rank (not the contribution): w=2 halves the effective rank.  A weight
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 
 def rrf_contribution(rank: int, k: int, weight: float = 1.0) -> float:
@@ -41,3 +41,35 @@ def rrf_max_score(k: int, weights: Sequence[float]) -> float:
     k=60, weights [1, 1] -> 2/60.  Divide a fused score by it to map it into [0, 1].
     """
     return rrf_score([1] * len(weights), k, weights)
+
+
+def convex_fusion(
+    dense: Mapping[str, float],
+    sparse: Mapping[str, float],
+    dense_weight: float,
+    sparse_weight: float,
+    depth: int,
+) -> list[tuple[str, float]]:
+    """Fuse two scored lists by their scores, best first: ragd's default hybrid fusion.
+
+    Each list's scores are divided by its best score (the top hit of a list counts 1), and a point
+    gets the weighted mean ``(wd * d + ws * s) / (wd + ws)``.  A point missing from a list that was
+    cut at ``depth`` counts that list's lowest normalised score (all that is known is that it scored
+    below it); missing from a shorter list (every match is in it), it counts 0.  So 1.0 means
+    "first in both lists", as with :func:`rrf_max_score`.  Ties keep the order of first appearance
+    (the dense list, then the sparse one).
+    """
+    total = max(dense_weight, 0.0) + max(sparse_weight, 0.0)
+    if total <= 0:
+        raise ValueError("at least one fusion weight must be positive")
+    lists = []
+    for scores, weight in ((dense, dense_weight), (sparse, sparse_weight)):
+        best = max(scores.values(), default=0.0)
+        normalised = {k: v / best for k, v in scores.items()} if best > 0 else dict.fromkeys(scores, 0.0)
+        floor = min(normalised.values(), default=0.0) if len(scores) >= depth else 0.0
+        lists.append((normalised, floor, max(weight, 0.0) / total))
+    fused = {
+        point: sum(w * normalised.get(point, floor) for normalised, floor, w in lists)
+        for point in dict.fromkeys([*dense, *sparse])
+    }
+    return sorted(fused.items(), key=lambda item: -item[1])

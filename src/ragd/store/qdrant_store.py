@@ -47,12 +47,23 @@ from ragd.store.manifest_io import (
 from ragd.store.search_plan import (
     EnginePoint,
     assemble_hits,
+    convex_plan,
+    convex_rows,
     fusion_weights,
     scores_by_id,
     search_kind,
 )
 from ragd.store.tuning import IndexTuning
-from ragd.types import Hit, IndexManifest, PointFilter, SearchMode, SparseVector, StoredChunk, StoreQuery
+from ragd.types import (
+    FusionMethod,
+    Hit,
+    IndexManifest,
+    PointFilter,
+    SearchMode,
+    SparseVector,
+    StoredChunk,
+    StoreQuery,
+)
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +109,11 @@ class QdrantStore:
             api_key=settings.api_key,
             collection=settings.collection,
             timeout_s=settings.timeout_s,
-            tuning=IndexTuning(payload_on_disk=settings.payload_on_disk, dense_int8=settings.dense_int8),
+            tuning=IndexTuning(
+                payload_on_disk=settings.payload_on_disk,
+                dense_on_disk=settings.dense_on_disk,
+                dense_int8=settings.dense_int8,
+            ),
         )
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -136,7 +151,10 @@ class QdrantStore:
                 self.collection,
                 vectors_config={
                     name: models.VectorParams(
-                        size=dim, distance=models.Distance.COSINE, quantization_config=_int8(t)
+                        size=dim,
+                        distance=models.Distance.COSINE,
+                        quantization_config=_int8(t),
+                        on_disk=t.dense_on_disk or None,
                     )
                     for name, dim in pl.dense_vector_names(manifest).items()
                 },
@@ -292,6 +310,8 @@ class QdrantStore:
                 )
             return assemble_hits(kind, _rows(response.points))
         requests = _hybrid_requests(query, qfilter, params)
+        if query.fusion.method is FusionMethod.CONVEX:
+            return await self._convex(client, query, requests[1:])
         if not query.explain:
             with _translated("search"):
                 (only,) = await client.query_batch_points(self.collection, requests=requests[:1])
@@ -304,6 +324,20 @@ class QdrantStore:
             scores_by_id(_rows(dense.points)),
             scores_by_id(_rows(sparse.points)),
             query.dense,
+        )
+
+    async def _convex(
+        self, client: AsyncQdrantClient, query: StoreQuery, lists: list[models.QueryRequest]
+    ) -> list[Hit]:
+        """Convex hybrid: the two lists in one batch, fused here, the best fetched by id."""
+        with _translated("search"):
+            dense, sparse = await client.query_batch_points(self.collection, requests=lists)
+        fused = convex_plan(query, _rows(dense.points), _rows(sparse.points))
+        ids = [fused.raw_ids[point_id] for point_id, _ in fused.order]
+        with_vectors = [pl.dense_vector_name(query.space)] if query.explain else False
+        fetched = await _fetch(client, self.collection, ids, with_vectors)
+        return assemble_hits(
+            SearchMode.HYBRID, convex_rows(fused, fetched), fused.dense, fused.sparse, query.dense
         )
 
     async def facet(self, key: str, flt: PointFilter, *, limit: int = 1000) -> dict[str, int]:
@@ -333,6 +367,19 @@ def _connect_args(
     if path is not None:
         return {"path": str(path)}
     return {"url": url, "api_key": api_key, "timeout": max(1, round(timeout_s)), "check_compatibility": False}
+
+
+async def _fetch(
+    client: AsyncQdrantClient, collection: str, ids: list[object], with_vectors: list[str] | bool
+) -> list[EnginePoint]:
+    """Points by id, with their payload (and dense vector), in no particular order."""
+    if not ids:
+        return []
+    with _translated("search"):
+        records = await client.retrieve(
+            collection, ids=[str(i) for i in ids], with_payload=True, with_vectors=with_vectors
+        )
+    return [EnginePoint(r.id, 0.0, r.payload, _dense_of(r.vector)) for r in records]
 
 
 def _layout_problems(params: models.CollectionParams, dims: dict[str, int]) -> list[str]:

@@ -4,13 +4,17 @@ Both adapters run the same plan:
 
 * dense only  -> one query ``using="text-dense"``; Hit.score = cosine
 * sparse only -> one query ``using="text-sparse"``; Hit.score = IDF-weighted dot product
-* hybrid      -> ONE batched engine call of three queries: the fused query
+* hybrid, convex fusion (the default) -> ONE batched engine call of the two lists (dense and
+  sparse, each ``prefetch_limit`` long and filtered, ids and scores only), fused here
+  (:func:`ragd.store.fusion_formula.convex_fusion`), then the best ``limit`` points fetched by id
+  with their payload (and dense vector).  Hit.score = the fused score.
+* hybrid, RRF -> ONE batched engine call of three queries: the fused query
   (dense + sparse prefetch, each ``prefetch_limit`` long and filtered, weighted
-  RRF), and the two prefetch lists on their own.  Hit.score = RRF score; each
-  hit's ``scores.dense`` / ``scores.sparse`` come from the component lists
-  (None when the hit is not in that list).  The fused rows carry their stored
-  dense vector, so a hit that only the sparse list found still gets its dense
-  cosine: the relevance model needs it for every hit.
+  RRF), and the two prefetch lists on their own.  Hit.score = RRF score.
+
+Either way each hybrid hit's ``scores.dense`` / ``scores.sparse`` come from the component lists
+(None when the hit is not in that list), and the fused rows carry their stored dense vector, so a
+hit that only the sparse list found still gets its dense cosine: the relevance model needs it.
 
 With ``explain`` every search (dense and sparse alone too) returns each hit's stored dense
 vector as ``Hit.vector``: MMR diversity and near-duplicate removal compare hits by it.
@@ -25,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ragd.errors import InvalidRequest
+from ragd.store.fusion_formula import convex_fusion
 from ragd.store.payload import canonical_id, content_of, meta_of
 from ragd.types import ComponentScores, DenseVector, Hit, SearchMode, StoreQuery
 
@@ -62,6 +67,38 @@ class EnginePoint:
 
 def scores_by_id(rows: Iterable[EnginePoint]) -> dict[str, float]:
     return {canonical_id(row.id): float(row.score) for row in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class ConvexPlan:
+    """The two scored lists of a convex hybrid search, fused: what to fetch, in order."""
+
+    order: list[tuple[str, float]]
+    dense: dict[str, float]
+    sparse: dict[str, float]
+    #: each canonical id as the engine returned it (what a fetch by id takes)
+    raw_ids: dict[str, Any]
+
+
+def convex_plan(
+    query: StoreQuery, dense_rows: Sequence[EnginePoint], sparse_rows: Sequence[EnginePoint]
+) -> ConvexPlan:
+    """Fuse the two lists; the best ``query.limit`` come first in ``order``."""
+    dense, sparse = scores_by_id(dense_rows), scores_by_id(sparse_rows)
+    raw = {canonical_id(row.id): row.id for row in [*dense_rows, *sparse_rows]}
+    fusion = query.fusion
+    fused = convex_fusion(dense, sparse, fusion.dense_weight, fusion.sparse_weight, query.prefetch_limit)
+    return ConvexPlan(fused[: query.limit], dense, sparse, raw)
+
+
+def convex_rows(plan: ConvexPlan, fetched: Iterable[EnginePoint]) -> list[EnginePoint]:
+    """The fetched points in fused order with their fused score (a point gone since: left out)."""
+    by_id = {canonical_id(row.id): row for row in fetched}
+    return [
+        EnginePoint(row.id, score, row.payload, row.dense)
+        for point_id, score in plan.order
+        if (row := by_id.get(point_id)) is not None
+    ]
 
 
 def assemble_hits(

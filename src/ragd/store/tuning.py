@@ -36,6 +36,10 @@ file, rarely not at all.  Measured with ``bench/store_latency.py`` (100k
   a chunk for MiniLM.  An index built without it gains it at its next optimize; turned off,
   searches send ``ignore=true`` at once (without it, an index that still held its copy was
   scanned in int8 and returned int8 scores until an optimize dropped the copy).
+* ``dense_on_disk=False``: the float32 dense vectors live in RAM.  With ``True`` they are
+  memory-mapped from disk: searches scan the int8 copy (in RAM) and read only the candidates they
+  rescore, so a large index's resident memory drops by most of the float32 bytes (1.5 GB at 1M
+  MiniLM chunks; figures in docs/benchmarks.md).
 * ``search_threads=0``: Qdrant Edge's search pool (per-segment reads in
   parallel) gets one thread per CPU.  Left to itself the engine started 8 on
   this 2-core machine; capped at 2 (or 1), a hybrid search with its query
@@ -57,6 +61,7 @@ class IndexTuning:
     indexing_threshold_kb: int = 10_000
     max_indexing_threads: int = 0  # 0: the engine picks (all cores)
     payload_on_disk: bool = False
+    dense_on_disk: bool = False  # float32 dense vectors memory-mapped (the int8 copy stays in RAM)
     # search time
     acorn: bool = True  # ACORN for filtered dense searches (the engine uses it for selective filters)
     hnsw_ef: int | None = None  # None: the engine's default
