@@ -1,7 +1,8 @@
 """Retrieval quality on real benchmarks, through the real pipeline (the issue's acceptance bars).
 
-SciFact: hybrid nDCG@10 >= 0.71 (reference runs here: BM25 0.679, MiniLM dense 0.645, their RRF 0.715).
-XQuAD-de: the English dense model is weak on German, so hybrid must not fall more than 0.01 below BM25.
+SciFact: hybrid nDCG@10 >= 0.73 (convex fusion, measured 0.7337; reference runs here: BM25 0.679,
+MiniLM dense 0.645, their RRF 0.715; ragd's RRF 0.7142).
+XQuAD-de: the English dense model is weak on German; hybrid must not fall below BM25 (0.9417 vs 0.9338).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ async def test_scifact_hybrid_beats_both_paths_and_reaches_the_bar(tmp_path: Pat
     print(f"scifact nDCG@10 hybrid={hybrid:.4f} dense={dense:.4f} sparse={sparse:.4f}")
     assert dense >= 0.63, "MiniLM dense reproduces MTEB's 0.645"
     assert sparse >= 0.65, "single-field BM25 is ~0.68 here"
-    assert hybrid >= 0.71
+    assert hybrid >= 0.73
     assert hybrid > max(dense, sparse)
     assert results[SearchMode.HYBRID].recall_at_100 >= 0.9
 
@@ -56,4 +57,4 @@ async def test_xquad_de_hybrid_stays_with_bm25(tmp_path: Path, model_cache: Path
     hybrid, sparse = results[SearchMode.HYBRID].ndcg_at_10, results[SearchMode.SPARSE].ndcg_at_10
     print(f"xquad-de nDCG@10 hybrid={hybrid:.4f} sparse={sparse:.4f}")
     assert sparse >= 0.9, "German stemming and stop words make BM25 strong here (reference 0.941)"
-    assert hybrid >= sparse - 0.01
+    assert hybrid >= sparse

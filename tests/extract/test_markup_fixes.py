@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from ragd.extract.markup_fixes import inline_char_refs, strip_html_front_matter, word_table_rows
+from ragd.extract.markup_fixes import (
+    compact_tables,
+    inline_char_refs,
+    strip_html_front_matter,
+    word_table_rows,
+)
 
 
 @pytest.mark.parametrize(
@@ -48,3 +53,22 @@ def test_empty_cells_and_a_trailing_row_mark_keep_the_columns() -> None:
 def test_lines_that_are_not_tables_stay_as_they_are() -> None:
     for line in ["Name:\t\tJohn", "x\ty", "one\t\ttwo\t\tthree", "no tabs at all", "a|b\t\t"]:
         assert word_table_rows(line) == line
+
+
+def test_table_padding_is_taken_out_and_the_cells_kept() -> None:
+    padded = (
+        "Revenue by year | in a sentence\n"
+        "| Year | Revenue       | Net income   |\n"
+        "| ---- | ------------- | :----------: |\n"
+        "| 2008 |  60,420       | 17,681       |\n"
+        "| a \\| b | c |      |"
+    )
+    assert compact_tables(padded).split("\n") == [
+        "Revenue by year | in a sentence",
+        "| Year | Revenue | Net income |",
+        "| --- | --- | :---: |",
+        "| 2008 | 60,420 | 17,681 |",
+        "| a \\| b | c |  |",
+    ]
+    assert compact_tables("no tables here") == "no tables here"
+    assert compact_tables(compact_tables(padded)) == compact_tables(padded)

@@ -46,7 +46,12 @@ import kreuzberg
 from ragd.errors import EmptyDocument, EncryptedDocument, ExtractionError, PayloadTooLarge, UnsupportedType
 from ragd.extract.documents import make_document, normalise_newlines
 from ragd.extract.html_depth import limit_depth, limit_epub_depth
-from ragd.extract.markup_fixes import inline_char_refs, strip_html_front_matter, word_table_rows
+from ragd.extract.markup_fixes import (
+    compact_tables,
+    inline_char_refs,
+    strip_html_front_matter,
+    word_table_rows,
+)
 from ragd.extract.mime import FileKind, FileType, file_type_for_mime, file_type_for_name
 from ragd.extract.ocr import OcrCheck, TesseractProbe, ocr_disabled, ocr_unavailable
 from ragd.extract.paged_text import clean_page_text, has_images, is_negligible, join_pages
@@ -99,7 +104,7 @@ class KreuzbergExtractor:
             text = word_table_rows(text)
         elif file_type.kind is FileKind.MSG and (names := list(result.metadata.get("attachments") or [])):
             text = f"{text}\n\nAttachments: {', '.join(names)}"  # as for EML: names, not contents
-        return self._document(call, text, meta=_meta(result, file_type.kind))
+        return self._document(call, compact_tables(text), meta=_meta(result, file_type.kind))
 
     def _pdf(self, call: _Call, data: bytes) -> Document:
         pages_config = kreuzberg.PageConfig(extract_pages=True)
@@ -120,7 +125,7 @@ class KreuzbergExtractor:
             extract_pages=True, insert_page_markers=True, marker_format=f"\n\n{marker}{{page_num}}\n\n"
         )
         result = self._run(call, data, self._config(call, "markdown", pages=pages_config))
-        slides = _split_marked(normalise_newlines(result.content), marker)
+        slides = [compact_tables(s) for s in _split_marked(normalise_newlines(result.content), marker)]
         text, spans = join_pages(with_notes(slides, read_speaker_notes(data)))
         return self._document(
             call, text, pages=spans, meta={**_meta(result, FileKind.PPTX), "page_count": len(slides)}

@@ -13,6 +13,12 @@
   Markdown mode escapes the tabs as ``&#9;`` on one run-on paragraph.  ragd reads
   DOC as plain text and :func:`word_table_rows` turns such a line back into a
   Markdown table, one row per line.
+
+And one repair of its Markdown tables: cells are padded with spaces (and separator rows with
+dashes) to line the columns up, so a wide table of short numbers is mostly blanks and dashes,
+which take the model's window: the Wikipedia page's revenue table spent 254-token chunks on a few
+rows each, and the row a question asks for landed in a chunk without the header that names its
+columns.  :func:`compact_tables` takes the padding out (``| a | b |``, ``| --- | --- |``).
 """
 
 from __future__ import annotations
@@ -42,6 +48,27 @@ def inline_char_refs(xml: str) -> str:
         return match.group() if char in _KEEP_ESCAPED else char
 
     return _CHAR_REF.sub(replace, xml)
+
+
+_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
+_SEPARATOR_CELL = re.compile(r"^(:?)-{3,}(:?)$")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+
+
+def compact_tables(text: str) -> str:
+    """``text`` with its Markdown table rows unpadded: one space around each cell, ``---`` rules."""
+    if "|" not in text:
+        return text
+    return "\n".join(_compact_row(line) if _TABLE_ROW.match(line) else line for line in text.split("\n"))
+
+
+def _compact_row(line: str) -> str:
+    cells = [" ".join(cell.split()) for cell in _CELL_SPLIT.split(line.strip())[1:-1]]
+    cells = [
+        f"{rule.group(1)}---{rule.group(2)}" if (rule := _SEPARATOR_CELL.match(cell)) else cell
+        for cell in cells
+    ]
+    return "| " + " | ".join(cells) + " |" if cells else line
 
 
 def word_table_rows(text: str) -> str:

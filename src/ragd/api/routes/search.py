@@ -16,7 +16,8 @@ import time
 from collections.abc import Sequence
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
+from pydantic_core import to_json
 
 from ragd.api.auth import Caller
 from ragd.api.schemas import SearchBody, SearchResponse
@@ -55,13 +56,16 @@ def to_request(body: SearchBody, svc: Services) -> PipelineRequest:
     )
 
 
-def to_response(result: PipelineResult) -> SearchResponse:
+def to_response(result: PipelineResult) -> Response:
+    """The :class:`SearchResponse` body, serialised once: the model documents the shape (OpenAPI),
+    and the endpoint returns the bytes as they are (no second validation pass of its own output)."""
     hits = result.hits
-    return SearchResponse(
-        documents=[[h.content for h in hits]],
-        metadatas=[[dict(h.meta) for h in hits]],
-        distances=[[round(h.relevance, 6) for h in hits]],
-    )
+    body = {
+        "documents": [[h.content for h in hits]],
+        "metadatas": [[dict(h.meta) for h in hits]],
+        "distances": [[round(h.relevance, 6) for h in hits]],
+    }
+    return Response(content=to_json(body), media_type="application/json")
 
 
 async def readable_collections(svc: Services, caller: Principal, names: Sequence[str]) -> list[str]:
@@ -77,7 +81,7 @@ async def search(
     caller: Caller,
     svc: Annotated[Services, Depends(services)],
     m: Annotated[Metrics, Depends(metrics)],
-) -> SearchResponse:
+) -> Response:
     started = time.perf_counter()
     asked = (body.k, [len(q) for q in body.queries or ()])
     body, clamped = body.clamp()
