@@ -12,6 +12,7 @@ import httpx
 import pytest
 import requests
 
+import ragd
 from tests.api.conftest import ALPHA, AUTH, BETA, KEY
 from tests.support.live_server import LiveServer
 
@@ -336,8 +337,12 @@ def test_metrics(live: LiveServer) -> None:  # R-06 I-31
         "ingest_requests_total",
         "http_requests_total",
         "hybrid_path_total",
+        "process_resident_memory_bytes",
+        "process_cpu_seconds_total",
+        "python_info",
     ):
         assert family in text
+    assert f'ragd_build_info{{version="{ragd.__version__}"}} 1.0' in text
     assert 'ingest_requests_total{code="INVALID_REQUEST",outcome="error"}' in text
     assert F1 not in text
     assert KB1 not in text

@@ -5,7 +5,9 @@ The families keep the names the reference services expose (``search_requests_tot
 dashboards keep working.  No label ever carries a collection name, a file name or
 query text: labels are drawn from small closed sets (pipelines, stages, codes).
 
-Each instance owns its own registry, so two apps in one process (tests) never clash.
+Each instance owns its own registry, so two apps in one process (tests) never clash.  The
+standard process and platform collectors (``process_resident_memory_bytes``, ``process_cpu_seconds_total``,
+``python_info`` …) and ``ragd_build_info{version}`` are on it too, as dashboards expect.
 """
 
 from __future__ import annotations
@@ -20,8 +22,13 @@ from prometheus_client import (
     Counter,
     Gauge,
     Histogram,
+    Info,
+    PlatformCollector,
+    ProcessCollector,
     generate_latest,
 )
+
+from ragd import __version__
 
 _FAST = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 _SLOW = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0)
@@ -36,6 +43,9 @@ class Metrics:
 
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry(auto_describe=True)
+        ProcessCollector(registry=r)
+        PlatformCollector(registry=r)
+        Info("ragd_build", "The running ragd", registry=r).info({"version": __version__})
         # HTTP, per route template (never the raw path)
         self.http_requests = Counter(
             "http_requests_total", "HTTP requests", ["method", "route", "status"], registry=r
