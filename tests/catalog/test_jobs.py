@@ -210,3 +210,12 @@ async def test_dedupe_returns_the_queued_twin(catalog: SqlCatalog) -> None:
     await catalog.claim("w1", LEASE)  # j1 runs: no longer a twin to join
     queued_twin = await catalog.enqueue(job("j6", kind=JobKind.SYNC, payload=same.payload), dedupe=True)
     assert queued_twin.id == "j5"
+
+
+async def test_jobs_are_counted_by_status_across_tenants(catalog: SqlCatalog) -> None:
+    assert await catalog.count_jobs() == dict.fromkeys(JobStatus, 0)
+    for name, tenant in (("a", "t1"), ("b", "t2"), ("c", "t1")):
+        await catalog.enqueue(job(name, tenant))
+    await catalog.request_cancel("c")
+    counts = await catalog.count_jobs()
+    assert (counts[JobStatus.QUEUED], counts[JobStatus.CANCELLED], counts[JobStatus.RUNNING]) == (2, 1, 0)

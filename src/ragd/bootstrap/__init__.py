@@ -371,6 +371,7 @@ async def open_services(
                 background=background,
                 reranker_names=tuple(rerankers),
                 spaces=spaces,
+                metrics=metrics,
             )
         )
         yield Services(

@@ -23,6 +23,7 @@ from ragd.kb.watcher import FolderWatcher
 from ragd.kb.worker import Worker
 from ragd.kb_types import ChunkingSpec, SourceKind, SourceSpec
 from ragd.objects.base import ObjectStore
+from ragd.observe.metrics import Metrics
 from ragd.settings import ChunkSettings, Settings
 from ragd.sources.base import SourceReader
 from ragd.store.base import VectorStore
@@ -156,6 +157,7 @@ async def open_knowledge(
     background: bool,
     reranker_names: tuple[str, ...] = (),
     spaces: DenseSpaces | None = None,
+    metrics: Metrics | None = None,
 ) -> AsyncIterator[tuple[KbContext, Worker | None]]:
     """The catalog (migrated to the latest schema) and, with ``background``, the worker and watcher.
 
@@ -184,7 +186,7 @@ async def open_knowledge(
             yield ctx, None
             return
         stop = asyncio.Event()
-        worker = Worker(ctx, settings.worker)
+        worker = Worker(ctx, settings.worker, metrics=metrics)
         tasks = [asyncio.create_task(worker.run(stop), name="ragd-worker")]
         if settings.worker.watch:
             watcher = FolderWatcher(

@@ -192,6 +192,10 @@ class JobQueue(Protocol):
 
     async def get_job(self, job_id: str) -> Job | None: ...
 
+    async def count_jobs(self) -> dict[JobStatus, int]:
+        """How many jobs of every tenant are in each status (a status with none: 0)."""
+        ...
+
     async def list_jobs(
         self, tenant_id: str | None, *, updated_after: float | None = None, limit: int = 100
     ) -> list[Job]:

@@ -20,6 +20,7 @@ import functools
 import logging
 import os
 import socket
+import time
 import uuid
 from contextlib import suppress
 
@@ -29,6 +30,7 @@ from ragd.kb.datasets import collection_name_for
 from ragd.kb.runs import CancelRequested, CancelSignal, run_job
 from ragd.kb_types import Job, JobStatus
 from ragd.observe.logging import sanitize
+from ragd.observe.metrics import Metrics
 from ragd.settings import WorkerSettings
 from ragd.types import PointFilter
 
@@ -37,10 +39,25 @@ log = logging.getLogger(__name__)
 LOST, STOPPING = "lost", "stopping"
 
 
+#: the queue's counts (the ``kb_jobs`` gauge) are read at most this often
+COUNT_EVERY_S = 5.0
+
+
 class Worker:
-    def __init__(self, ctx: KbContext, settings: WorkerSettings, *, worker_id: str | None = None) -> None:
+    def __init__(
+        self,
+        ctx: KbContext,
+        settings: WorkerSettings,
+        *,
+        worker_id: str | None = None,
+        metrics: Metrics | None = None,
+    ) -> None:
         self._ctx = ctx
         self._settings = settings
+        self._metrics = metrics
+        self._counted_at = -COUNT_EVERY_S
+        if metrics is not None:
+            metrics.jobs_running_here.set_function(lambda: len(self._running))
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._wake = asyncio.Event()
         self._running: dict[str, asyncio.Task[None]] = {}
@@ -55,6 +72,7 @@ class Worker:
         try:
             while not stop.is_set():
                 await self._fill()
+                await self.count_jobs()
                 self._wake.clear()
                 waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self._wake.wait())]
                 await asyncio.wait(
@@ -66,6 +84,20 @@ class Worker:
                     waiter.cancel()
         finally:
             await self._stop_all()
+
+    async def count_jobs(self, *, now: float | None = None) -> None:
+        """Refresh the ``kb_jobs{status}`` gauge from the catalog (at most every COUNT_EVERY_S)."""
+        now = time.monotonic() if now is None else now
+        if self._metrics is None or now - self._counted_at < COUNT_EVERY_S:
+            return
+        self._counted_at = now
+        try:
+            counts = await self._ctx.catalog.count_jobs()
+        except RagError as exc:
+            log.warning("job worker cannot count jobs: %s", exc)
+            return
+        for status, n in counts.items():
+            self._metrics.jobs.labels(status.value).set(n)
 
     async def _fill(self) -> None:
         while len(self._running) < self._settings.concurrency:

@@ -123,6 +123,11 @@ class Metrics:
             "ingest_duration_seconds", "Ingest latency", buckets=_SLOW, registry=r
         )
         self.ingest_empty = Counter("ingest_empty_total", "Ingests that produced no chunks", registry=r)
+        # knowledge-base jobs: the shared queue (every replica's), and what this process runs
+        self.jobs = Gauge("kb_jobs", "Knowledge-base jobs by status, all replicas", ["status"], registry=r)
+        self.jobs_running_here = Gauge(
+            "kb_worker_jobs_running", "Jobs this process's worker is running", registry=r
+        )
         self.ingest_chunks = Histogram(
             "ingest_chunks", "Chunks per ingested file", buckets=_COUNTS, registry=r
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import insert, select, text, update
+from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ragd.catalog.sql import records
@@ -60,6 +60,12 @@ class SqlJobs:
         async with self._db.read() as conn:
             row = (await conn.execute(select(jobs).where(jobs.c.id == job_id))).mappings().first()
         return records.job(row) if row is not None else None
+
+    async def count_jobs(self) -> dict[JobStatus, int]:
+        query = select(jobs.c.status, func.count()).group_by(jobs.c.status)
+        async with self._db.read() as conn:
+            counted = {str(status): int(n) for status, n in await conn.execute(query)}
+        return {status: counted.get(status.value, 0) for status in JobStatus}
 
     async def list_jobs(
         self, tenant_id: str | None, *, updated_after: float | None = None, limit: int = 100
