@@ -25,6 +25,7 @@ from ragd.answer.records import AnswerDelta, AnswerEnd, AnswerStream, ChatReques
 from ragd.answer.routing import rag_model_names, rag_target
 from ragd.answer.service import ChatAnswerer
 from ragd.api.auth import Caller
+from ragd.api.deps import metrics, services
 from ragd.api.openai_wire import (
     DONE,
     ChatCompletionBody,
@@ -35,7 +36,6 @@ from ragd.api.openai_wire import (
     rag_fields,
     request_body_schema,
 )
-from ragd.api.routes.search import metrics, services
 from ragd.api.schemas import rerank_choice
 from ragd.bootstrap import Services
 from ragd.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge, RagError, UpstreamFailed

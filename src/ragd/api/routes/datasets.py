@@ -18,6 +18,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
 from ragd.api.auth import Caller
+from ragd.api.deps import MULTIPART_OVERHEAD, services
 from ragd.api.kb_schemas import (
     DatasetCreate,
     DatasetUpdate,
@@ -30,8 +31,6 @@ from ragd.api.kb_schemas import (
     job_out,
 )
 from ragd.api.multipart import read_form
-from ragd.api.routes.ingest import MULTIPART_OVERHEAD
-from ragd.api.routes.search import services
 from ragd.api.schemas import request_body
 from ragd.bootstrap import Services
 from ragd.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType

@@ -15,9 +15,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 
 from ragd.api.auth import Authorized
+from ragd.api.deps import MULTIPART_OVERHEAD, check_length, metrics, services
 from ragd.api.multipart import read_form
-from ragd.api.routes.ingest import MULTIPART_OVERHEAD, check_length
-from ragd.api.routes.search import metrics, services
 from ragd.api.schemas import DeleteOk, ExtractForm, request_body
 from ragd.bootstrap import Services
 from ragd.errors import InvalidRequest, RagError, UnsupportedMediaType

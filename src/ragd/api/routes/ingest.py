@@ -19,8 +19,8 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import ValidationError
 
 from ragd.api.auth import Authorized
+from ragd.api.deps import MULTIPART_OVERHEAD, check_length, metrics, services
 from ragd.api.multipart import Form, read_form
-from ragd.api.routes.search import metrics, services
 from ragd.api.schemas import IngestForm, IngestJson, IngestOk, request_body
 from ragd.bootstrap import Services
 from ragd.errors import Forbidden, InvalidRequest, PayloadTooLarge, RagError, UnsupportedMediaType
@@ -33,7 +33,6 @@ log = logging.getLogger(__name__)
 router = APIRouter()
 
 MAX_JSON_BYTES = 64 * 1024
-MULTIPART_OVERHEAD = 256 * 1024
 _TRUE = frozenset({"true", "1", "yes", "y"})
 _FALSE = frozenset({"false", "0", "no", "n"})
 _REQUIRED = ("file_id", "filename", "collection_name", "user_id")
@@ -57,15 +56,6 @@ def check_binding(collection_name: str, file_id: str, user_id: str) -> None:
         raise Forbidden(f"collection_name {collection_name!r} does not match user_id={user_id!r}")
     if collection_name.startswith("file-") and collection_name != f"file-{file_id}":
         raise Forbidden(f"collection_name {collection_name!r} does not match file_id={file_id!r}")
-
-
-def check_length(request: Request, limit: int) -> None:
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLarge(
-            f"upload exceeds max_upload_bytes={limit} (Content-Length {declared})",
-            hint="raise RAGD_EXTRACT__MAX_FILE_BYTES",
-        )
 
 
 async def read_json(request: Request) -> IngestJson:

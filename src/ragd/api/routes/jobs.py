@@ -24,8 +24,8 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
 from ragd.api.auth import Caller
+from ragd.api.deps import services
 from ragd.api.kb_schemas import item_out, job_out
-from ragd.api.routes.search import services
 from ragd.bootstrap import Services
 from ragd.kb import jobs as kb_jobs
 from ragd.kb.context import KbContext

@@ -16,10 +16,11 @@ import time
 from collections.abc import Sequence
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Response
 from pydantic_core import to_json
 
 from ragd.api.auth import Caller
+from ragd.api.deps import metrics, services
 from ragd.api.schemas import SearchBody, SearchResponse
 from ragd.bootstrap import Services
 from ragd.errors import RagError
@@ -33,14 +34,6 @@ from ragd.types import Message
 
 log = logging.getLogger(__name__)
 router = APIRouter()
-
-
-def services(request: Request) -> Services:
-    return request.app.state.ragd.ready_services()  # type: ignore[no-any-return]
-
-
-def metrics(request: Request) -> Metrics:
-    return request.app.state.ragd.metrics  # type: ignore[no-any-return]
 
 
 def to_request(body: SearchBody, svc: Services) -> PipelineRequest:

@@ -12,8 +12,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 
 from ragd.api.auth import Caller
+from ragd.api.deps import services
 from ragd.api.kb_schemas import SourceCreate, job_out, source_out
-from ragd.api.routes.search import services
 from ragd.bootstrap import Services
 from ragd.kb import sources as src
 

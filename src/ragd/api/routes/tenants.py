@@ -14,8 +14,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 
 from ragd.api.auth import Caller
+from ragd.api.deps import services
 from ragd.api.kb_schemas import KeyCreate, TenantCreate, key_out, tenant_out
-from ragd.api.routes.search import services
 from ragd.bootstrap import Services
 from ragd.kb import tenants as kb_tenants
 
