@@ -399,6 +399,19 @@ class WorkerSettings(BaseModel):
     debounce_ms: int = Field(1000, ge=10, description="a burst of folder edits within this makes one sync")
 
 
+class OtelSettings(BaseModel):
+    enabled: bool = Field(
+        False, description="export a trace span per pipeline stage over OTLP/HTTP (needs ragd[otel])"
+    )
+    endpoint: str | None = Field(
+        None,
+        description="OTLP/HTTP traces URL, e.g. http://collector:4318/v1/traces (unset: the "
+        "OTEL_EXPORTER_OTLP_* environment, else localhost)",
+    )
+    service_name: str = Field("ragd", description="the service.name resource attribute")
+    sample_ratio: float = Field(1.0, ge=0, le=1, description="share of searches traced")
+
+
 class CrawlSettings(BaseModel):
     delay_s: float = Field(0.5, ge=0, description="politeness: time between two requests to a site")
     max_pages: int = Field(500, ge=1, description="default page limit of a crawl")
@@ -465,6 +478,7 @@ class Settings(BaseSettings):
     catalog: CatalogSettings = CatalogSettings()
     worker: WorkerSettings = WorkerSettings()
     crawl: CrawlSettings = CrawlSettings()
+    otel: OtelSettings = OtelSettings()
 
     @field_validator("rerankers")
     @classmethod

@@ -34,6 +34,7 @@ from ragd.language import load_identifier
 from ragd.llm.base import ChatCompletions, ChatModel, Upstream
 from ragd.objects.base import ObjectStore
 from ragd.observe.metrics import Metrics
+from ragd.observe.otel import build_tracing
 from ragd.rerank.base import Reranker
 from ragd.retrieve.agent import AgenticSearch
 from ragd.retrieve.pipeline import DEFAULT_RERANKER, RerankStage, Searcher, SearchPipeline
@@ -289,6 +290,14 @@ async def open_services(
     ``background``: also run the job worker and the folder watcher (``ragd serve``)."""
     metrics = metrics or Metrics()
     async with AsyncExitStack() as stack:
+        otel = settings.otel
+        metrics.tracing, flush_traces = build_tracing(
+            enabled=otel.enabled,
+            endpoint=otel.endpoint,
+            service_name=otel.service_name,
+            sample_ratio=otel.sample_ratio,
+        )
+        stack.callback(flush_traces)
         spaces = await build_spaces(settings, stack)
         dense = spaces.default
         _count_query_batches(dense, metrics)

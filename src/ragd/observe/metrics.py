@@ -29,6 +29,7 @@ from prometheus_client import (
 )
 
 from ragd import __version__
+from ragd.observe.tracing import Tracing
 
 _FAST = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 _SLOW = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0)
@@ -43,6 +44,8 @@ class Metrics:
 
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry(auto_describe=True)
+        #: spans per stage when OpenTelemetry is on (set by the composition root)
+        self.tracing = Tracing()
         ProcessCollector(registry=r)
         PlatformCollector(registry=r)
         Info("ragd_build", "The running ragd", registry=r).info({"version": __version__})
@@ -140,11 +143,13 @@ class Metrics:
         )
 
     @contextmanager
-    def stage(self, stage: str) -> Iterator[None]:
-        """Time one retrieval stage (``embed_dense``, ``qdrant``, ``rerank`` …)."""
+    def stage(self, stage: str, **attributes: str | int | float | bool) -> Iterator[None]:
+        """Time one retrieval stage (``retrieve``, ``rerank``, ``query_generation`` …), and trace it
+        as a span when tracing is on (:attr:`tracing`)."""
         started = time.perf_counter()
         try:
-            yield
+            with self.tracing.span(stage, **attributes):
+                yield
         finally:
             self.retrieval_stage.labels(stage).observe(time.perf_counter() - started)
 

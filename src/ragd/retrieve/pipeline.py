@@ -132,6 +132,11 @@ class SearchPipeline:
 
     async def run(self, request: PipelineRequest) -> PipelineResult:
         stage = self.rerank_stage(request.knobs.rerank)  # an unknown name fails before any work
+        attributes = {"mode": request.mode.value, "k": request.k, "collections": len(request.collections)}
+        with self._metrics.tracing.span("search", **attributes):
+            return await self._run(request, stage)
+
+    async def _run(self, request: PipelineRequest, stage: RerankStage | None) -> PipelineResult:
         started = time.monotonic()
         deadline = request.deadline_s
         with self._metrics.stage("query_generation"):
@@ -177,19 +182,18 @@ class SearchPipeline:
             want = min(max(request.k * rr.multiplier, request.k), rr.max_candidates)
         if request.knobs.diversifies:  # room to choose from
             want = max(want, min(max(request.k * DIVERSITY_POOL, 20), MAX_DIVERSITY_POOL))
-        started = time.perf_counter()
-        hits = await self._retriever.search(
-            SearchRequest(
-                query=query,
-                collections=request.collections,
-                k=request.k,
-                mode=request.mode,
-                candidates=want,
-                vector_weight=request.knobs.vector_weight,
-                languages=request.knobs.languages,
+        with self._metrics.stage("retrieve", candidates=want):
+            hits = await self._retriever.search(
+                SearchRequest(
+                    query=query,
+                    collections=request.collections,
+                    k=request.k,
+                    mode=request.mode,
+                    candidates=want,
+                    vector_weight=request.knobs.vector_weight,
+                    languages=request.knobs.languages,
+                )
             )
-        )
-        self._metrics.retrieval_stage.labels("retrieve").observe(time.perf_counter() - started)
         self._metrics.candidates_fetched.observe(len(hits))
         self._metrics.hybrid_path.labels(self._retriever.effective_mode(request.mode).value).inc()
         if stage is None or not hits:
