@@ -343,6 +343,8 @@ def test_metrics(live: LiveServer) -> None:  # R-06 I-31
     ):
         assert family in text
     assert f'ragd_build_info{{version="{ragd.__version__}"}} 1.0' in text
+    for stage in ("embed_dense", "embed_sparse", "qdrant", "retrieve"):  # the seeds' stage labels too
+        assert f'retrieval_stage_duration_seconds_count{{stage="{stage}"}}' in text
     assert 'ingest_requests_total{code="INVALID_REQUEST",outcome="error"}' in text
     assert F1 not in text
     assert KB1 not in text

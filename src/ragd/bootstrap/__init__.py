@@ -327,7 +327,13 @@ async def open_services(
             chunkers={name: chunker_for_window(settings, windows[name]) for name in spaces.named},
         )
         retriever = Retriever(
-            store, dense, sparse, settings.retrieval, settings.embedding.languages, spaces=spaces
+            store,
+            dense,
+            sparse,
+            settings.retrieval,
+            settings.embedding.languages,
+            spaces=spaces,
+            timings=lambda stage, seconds: metrics.retrieval_stage.labels(stage).observe(seconds),
         )
         rerankers = build_rerankers(settings)
         for stage in rerankers.values():

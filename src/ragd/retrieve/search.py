@@ -1,6 +1,6 @@
 """The search use-case: one function behind ``ragd search`` and ``POST /search``.
 
-query -> embed (dense and/or sparse) -> store.search (fused inside Qdrant)
+query -> embed (dense and/or sparse) -> store.search (both lists, fused: convex or RRF)
       -> normalise scores -> de-duplicate -> top k -> relevance (calibrated, absolute)
 
 Hybrid searches always ask the engine for each hit's dense and BM25 scores too (the
@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ragd.embed.base import DenseEmbedder, InProcessQueryEmbedder, SparseEmbedder
@@ -37,9 +38,16 @@ from ragd.retrieve.ranking import (
 from ragd.retrieve.relevance import with_relevance
 from ragd.settings import RetrievalSettings
 from ragd.store.base import InProcessSearch, VectorStore
-from ragd.types import DenseVector, Hit, PointFilter, SearchMode, SparseVector, StoreQuery
+from ragd.types import DenseVector, FusionParams, Hit, PointFilter, SearchMode, SparseVector, StoreQuery
 
 log = logging.getLogger(__name__)
+
+#: reports how long a stage of a search took: ``embed_sparse``, ``embed_dense``, ``qdrant``
+StageTimer = Callable[[str, float], None]
+
+
+def _untimed(stage: str, seconds: float) -> None:
+    """The timer of a retriever built without one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +77,14 @@ class Retriever:
         settings: RetrievalSettings,
         model_languages: Sequence[str],
         spaces: DenseSpaces | None = None,
+        timings: StageTimer | None = None,
     ) -> None:
         """``spaces``: the named dense models datasets may choose; a search over collections of
         several models embeds the query once per model and merges the lists (:meth:`search`)."""
         self._store = store
         self._dense = dense
         self._spaces = spaces or DenseSpaces(dense)
+        self._timed: StageTimer = timings or _untimed
         self._sparse = sparse
         self._settings = settings
         self._languages = tuple(model_languages)
@@ -125,19 +135,12 @@ class Retriever:
         """One query over ``collections``, whose vectors were all made by the model of ``space``."""
         want = max(request.k, request.candidates or 0)
         model_languages = self._spaces.languages(space, self._languages)
+        started = time.perf_counter()
         sparse_vec = self._sparse_query(request.query, request.mode)
+        if sparse_vec is not None:
+            self._timed("embed_sparse", time.perf_counter() - started)
         language = detect_language(request.query) if request.mode is SearchMode.HYBRID else None
-        weight = self._settings.vector_weight if request.vector_weight is None else request.vector_weight
-        if not 0.0 <= weight <= 1.0:
-            raise InvalidRequest(f"vector_weight must be between 0 and 1, got {weight}")
-        fusion = fusion_for_language(
-            language,
-            model_languages,
-            k=self._settings.rrf_k,
-            foreign_dense_weight=self._settings.foreign_dense_weight,
-            vector_weight=weight,
-            method=self._settings.fusion,
-        )
+        fusion = self._fusion(request, language, model_languages)
         depth = prefetch_limit(want, self._settings.prefetch_multiplier, self._settings.prefetch_min)
 
         def store_query(dense_vec: DenseVector | None) -> StoreQuery:
@@ -152,27 +155,7 @@ class Retriever:
                 space=space,
             )
 
-        if request.mode is SearchMode.SPARSE:
-            query = store_query(None)
-            hits = await self._store.search(query)
-        elif space is None and self._in_process is not None and self._in_process[0].claim_alone():
-            # alone: embed and search back to back on one store worker (two hand-offs fewer)
-            (model, engine), text = self._in_process, request.query
-            used = False
-
-            def prepare() -> StoreQuery:
-                nonlocal used
-                used = True
-                return store_query(model.embed_query_now(text, claimed=True))
-
-            try:
-                query, hits = await engine.search_after(prepare)
-            finally:
-                if not used:  # never reached the worker: the claim goes back here
-                    model.release_alone()
-        else:
-            query = store_query(await self._spaces.embedder(space).embed_query(request.query))
-            hits = await self._store.search(query)
+        query, hits = await self._engine_search(request, space, store_query)
         ranked = dedup_by_content(normalise_scores(hits, request.mode, fusion))
         if needs_deeper_page(len(ranked), want, len(hits), query.limit, depth):
             # duplicate texts used up the head-room: the whole fused list, once
@@ -184,6 +167,62 @@ class Retriever:
         terms = len(sparse_vec.indices) if sparse_vec is not None else 0
         trusted = request.mode is not SearchMode.HYBRID or dense_understands(language, model_languages)
         return with_relevance(ranked[:want], terms, dense_trusted=trusted)
+
+    def _fusion(
+        self, request: SearchRequest, language: str | None, model_languages: Sequence[str]
+    ) -> FusionParams:
+        weight = self._settings.vector_weight if request.vector_weight is None else request.vector_weight
+        if not 0.0 <= weight <= 1.0:
+            raise InvalidRequest(f"vector_weight must be between 0 and 1, got {weight}")
+        return fusion_for_language(
+            language,
+            model_languages,
+            k=self._settings.rrf_k,
+            foreign_dense_weight=self._settings.foreign_dense_weight,
+            vector_weight=weight,
+            method=self._settings.fusion,
+        )
+
+    async def _engine_search(
+        self,
+        request: SearchRequest,
+        space: str | None,
+        store_query: Callable[[DenseVector | None], StoreQuery],
+    ) -> tuple[StoreQuery, list[Hit]]:
+        """Embed the query (unless sparse) and run the store query; times ``embed_dense`` and
+        ``qdrant``.  Alone on the local model and the embedded engine, both run back to back on
+        one store worker (two thread hand-offs fewer)."""
+        started = time.perf_counter()
+        embedding = 0.0  # seconds of the span spent embedding the query
+        if request.mode is SearchMode.SPARSE:
+            query = store_query(None)
+            hits = await self._store.search(query)
+        elif space is None and self._in_process is not None and self._in_process[0].claim_alone():
+            (model, engine), text = self._in_process, request.query
+            used = False
+
+            def prepare() -> StoreQuery:
+                nonlocal used, embedding
+                used = True
+                began = time.perf_counter()
+                vector = model.embed_query_now(text, claimed=True)
+                embedding = time.perf_counter() - began
+                return store_query(vector)
+
+            try:
+                query, hits = await engine.search_after(prepare)
+            finally:
+                if not used:  # never reached the worker: the claim goes back here
+                    model.release_alone()
+        else:
+            vector = await self._spaces.embedder(space).embed_query(request.query)
+            embedding = time.perf_counter() - started
+            query = store_query(vector)
+            hits = await self._store.search(query)
+        if request.mode is not SearchMode.SPARSE:
+            self._timed("embed_dense", embedding)
+        self._timed("qdrant", time.perf_counter() - started - embedding)
+        return query, hits
 
     def _sparse_query(self, text: str, mode: SearchMode) -> SparseVector | None:
         if mode is SearchMode.DENSE or self._sparse is None:
