@@ -107,6 +107,17 @@ def pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
+def summary(latencies: list[float], elapsed: float, errors: int) -> dict[str, float]:
+    """A concurrent run: requests per second, p50 / p99 latency (ms), errors and requests."""
+    return {
+        "rps": len(latencies) / elapsed,
+        "p50": statistics.median(latencies),
+        "p99": pct(latencies, 0.99),
+        "errors": errors,
+        "requests": len(latencies),
+    }
+
+
 class RawClient:
     """One keep-alive HTTP/1.1 connection that posts pre-encoded requests: a load generator that
     costs the shared cores ~0.05 ms a request, where httpx costs ~1 ms (measured: the same server
@@ -169,13 +180,7 @@ async def load_raw(
     elapsed = time.perf_counter() - began
     for connection in connections:
         await connection.close()
-    return {
-        "rps": len(latencies) / elapsed,
-        "p50": statistics.median(latencies),
-        "p99": pct(latencies, 0.99),
-        "errors": errors,
-        "requests": len(latencies),
-    }
+    return summary(latencies, elapsed, errors)
 
 
 async def load(url: str, bodies: list[dict[str, object]], clients: int, seconds: float) -> dict[str, float]:
@@ -202,13 +207,7 @@ async def load(url: str, bodies: list[dict[str, object]], clients: int, seconds:
         began = time.perf_counter()
         await asyncio.gather(*(one_client(c) for c in range(clients)))
         elapsed = time.perf_counter() - began
-    return {
-        "rps": len(latencies) / elapsed,
-        "p50": statistics.median(latencies),
-        "p99": pct(latencies, 0.99),
-        "errors": errors,
-        "requests": len(latencies),
-    }
+    return summary(latencies, elapsed, errors)
 
 
 async def in_process(data_dir: Path, bodies: list[dict[str, object]]) -> float:
