@@ -272,6 +272,12 @@ class ChatSettings(BaseModel):
         default_factory=dict,
         description='JSON map of model aliases to rag/COLLECTION[/MODEL] names, e.g. {"docs": "rag/kb"}',
     )
+    default_collection: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9_-]{1,128}$",
+        description="retrieval over this collection for every model that is not rag/... or an alias"
+        " (ragd proxy sets it to the folder's); unset: other models are passed to the upstream",
+    )
     default_top_k: int = Field(5, ge=0, le=50, description="sources retrieved per answer (rag_top_k)")
     min_score: float = Field(
         0.4,

@@ -4,6 +4,7 @@
     rag/kb/llama3.1:8b       retrieval over ``kb``, answered by ``llama3.1:8b`` (the rest may hold "/")
     docs                     an alias from the settings, mapped to one of the above
     llama3 + rag_collection  retrieval over the named collection, answered by ``llama3``
+    llama3 + a default       retrieval over the default collection (``ragd proxy``'s folder)
 
 Anything else is not ours: the request goes to the upstream unchanged.
 """
@@ -34,20 +35,22 @@ def rag_target(
     aliases: Mapping[str, str],
     default_model: str,
     collection: str | None = None,
+    default_collection: str | None = None,
 ) -> RagTarget | None:
     """The retrieval target of a request for ``model``, or None when it is plain passthrough.
 
     ``collection`` (the request's ``rag_collection``) overrides the model name's collection and
-    turns retrieval on for any model.  Raises :class:`InvalidRequest` for a malformed ``rag/``
-    name, an invalid collection name, or no upstream model to answer with.
+    turns retrieval on for any model; ``default_collection`` (a setting) turns it on for every
+    model that names no collection (not ``rag/…``, not an alias).  Raises :class:`InvalidRequest`
+    for a malformed ``rag/`` name, an invalid collection name, or no upstream model to answer with.
     """
     name = aliases.get(model, model)
     if name.startswith(RAG_PREFIX):
         named, _, upstream = name[len(RAG_PREFIX) :].partition("/")
         if not named and collection is None:
             raise InvalidRequest(f"model {model!r} names no collection: use rag/<collection>[/<model>]")
-    elif collection is not None:
-        named, upstream = "", name
+    elif collection is not None or default_collection is not None:
+        named, upstream = default_collection or "", name
     else:
         return None
     chosen = collection if collection is not None else named

@@ -213,7 +213,12 @@ def build_reranker(rr: RerankSettings) -> Reranker | None:
 
 
 def build_llm(settings: Settings) -> ChatModel | None:
+    """The model that writes search queries and runs the agent: it needs RAGD_LLM__MODEL.  Without
+    one those stay off, and the chat proxy answers with the model each request names."""
     if not settings.llm.base_url:
+        return None
+    if not settings.llm.model:
+        log.info("RAGD_LLM__MODEL is not set: LLM query generation and agentic search are off")
         return None
     from ragd.llm.openai_chat import OpenAIChatModel
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 import sys
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
+from pydantic import ValidationError
 from rich.markup import escape
 
 from ragd.bootstrap import Services, open_services
@@ -19,10 +22,11 @@ from ragd.cli import render
 from ragd.cli.kb import jobs_app, keys_app, tenants_app
 from ragd.cli.progress import RateProgress
 from ragd.cli.runner import console, err_console, load_settings, run_or_exit
-from ragd.errors import RagError
+from ragd.errors import Conflict, RagError
 from ragd.evaluation.beir import load_dataset
 from ragd.evaluation.runner import evaluate_mode, index_dataset
 from ragd.ingest.batch import ingest_files
+from ragd.ingest.removal import RemovedFile, prune_missing, remove_collection, remove_file
 from ragd.ingest.sources import collect
 from ragd.observe.logging import configure_logging
 from ragd.retrieve.pipeline import PipelineRequest
@@ -72,9 +76,13 @@ def ingest(
     collection: Collection = None,
     ignore: Annotated[list[str] | None, typer.Option("--ignore", help=".gitignore-style pattern")] = None,
     force: Annotated[bool, typer.Option("--force", help="re-index unchanged files")] = False,
+    prune: Annotated[
+        bool, typer.Option("--prune/--no-prune", help="remove indexed files gone from the folders")
+    ] = True,
     data_dir: DataDir = None,
 ) -> None:
-    """Index files and folders (.gitignore files are honoured); exits 1 if any file failed."""
+    """Index files and folders (.gitignore files are honoured) and remove the indexed files a folder
+    no longer has (--no-prune keeps them); exits 1 if any file failed."""
     settings = load_settings(data_dir)
     name = collection or settings.default_collection
     unlisted: list[IngestReport] = []
@@ -83,6 +91,7 @@ def ingest(
     except RagError as exc:
         err_console.print(f"[red]error[/red] {exc.code}: {exc}")
         raise typer.Exit(2) from exc
+    folders = [path for path in paths if path.is_dir()] if prune else []
 
     async def job(services: Services) -> list[IngestReport]:
         started = time.perf_counter()
@@ -103,8 +112,13 @@ def ingest(
                 force=force,
                 on_done=done,
             )
+        removed: list[RemovedFile] = []
+        if folders and not unlisted:  # a folder listed in part would look emptier than it is
+            removed = await prune_missing(services.ingestor, services.store, name, folders, files)
         reports = [*unlisted, *reports]  # folders that could not be listed are failures too
         render.ingest_summary(console, reports, time.perf_counter() - started)
+        if folders:
+            render.pruned(console, removed, skipped=bool(unlisted))
         return reports
 
     reports = _run(settings, job)
@@ -259,6 +273,51 @@ def stats(data_dir: DataDir = None) -> None:
     _run(settings, job)
 
 
+@app.command("rm")
+def remove(
+    target: Annotated[
+        str | None,
+        typer.Argument(metavar="FILE_ID_OR_PATH", help="a file id, or the path it was ingested from"),
+    ] = None,
+    collection: Collection = None,
+    everything: Annotated[bool, typer.Option("--all", help="remove the whole collection")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="--all without asking")] = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Remove a file from a collection, or a whole collection (--all -c NAME)."""
+    if everything == (target is not None):
+        raise typer.BadParameter("give FILE_ID_OR_PATH, or --all to remove a whole collection")
+    if everything and collection is None:
+        raise typer.BadParameter("--all removes the collection named with --collection", param_hint="-c")
+    settings = load_settings(data_dir)
+    name = collection or settings.default_collection
+    if everything and not yes:
+        typer.confirm(f"Remove every file of collection {name!r}?", abort=True)
+
+    async def job(services: Services) -> None:
+        await _refuse_dataset_collection(services, name)
+        if target is None:
+            render.removed_collection(console, await remove_collection(services.store, name))
+        else:
+            gone = await remove_file(services.ingestor, services.store, name, target)
+            render.removed_files(console, [gone], name)
+
+    _run(settings, job)
+
+
+async def _refuse_dataset_collection(services: Services, name: str) -> None:
+    """A knowledge-base dataset's collection is the dataset API's: its catalog would go stale."""
+    found = re.fullmatch(r"kb-([0-9a-f]{32})", name)
+    if found is None or services.kb is None:
+        return
+    dataset = await services.kb.catalog.get_dataset(str(uuid.UUID(found.group(1))))
+    if dataset is not None:
+        raise Conflict(
+            f"collection {name!r} is knowledge-base dataset {dataset.name!r}",
+            hint=f"remove its files or the dataset through /api/v1/datasets/{dataset.id}",
+        )
+
+
 DEMO_QUESTION = "How do I run a hybrid search from the command line?"
 
 
@@ -272,25 +331,34 @@ def serve(
     data_dir: DataDir = None,
 ) -> None:
     """Run the HTTP service: POST /search, the /api/v1 ingestion API, health and metrics."""
-    import uvicorn
-
     from ragd.api.app import create_app
 
-    settings = load_settings(data_dir)
+    settings = _bound(load_settings(data_dir), host, port)
+    _configure_logging(settings)
+    _serve_app(create_app(settings), settings)
+
+
+def _bound(settings: Settings, host: str | None, port: int | None) -> Settings:
+    """``settings`` with the address given; refuses a non-loopback address without an API key."""
     server = settings.server.model_copy(
         update={k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     )
-    settings = settings.model_copy(update={"server": server})
     if server.api_key is None and server.host not in LOOPBACK:
         err_console.print(
             f"[red]error[/red] CONFIGURATION_ERROR: refusing to serve on {server.host} without an API key "
             "(set RAGD_SERVER__API_KEY to 32+ characters, e.g. openssl rand -hex 32)"
         )
         raise typer.Exit(2)
-    _configure_logging(settings)
+    return settings.model_copy(update={"server": server})
+
+
+def _serve_app(api: Any, settings: Settings) -> None:
+    """Serve ``api`` (a ragd FastAPI app) until stopped; exit 2 when its services failed to start."""
+    import uvicorn
+
+    server = settings.server
     if server.api_key is None:
         logging.getLogger("ragd.api").warning("no API key set: the API is open to anyone on this machine")
-    api = create_app(settings)
     runner = uvicorn.Server(uvicorn.Config(api, host=server.host, port=server.port, log_config=None))
     state = api.state.ragd
     state.on_fatal = lambda _exc: setattr(runner, "should_exit", True)  # stop serving: nothing can work
@@ -300,6 +368,52 @@ def serve(
         code = error.code if isinstance(error, RagError) else type(error).__name__
         err_console.print(f"[red]error[/red] {code}: ragd failed to start: {escape(str(error))}")
         raise typer.Exit(2)
+
+
+@app.command()
+def proxy(
+    docs_folder: Annotated[
+        Path, typer.Option("--docs-folder", help="the folder to index, keep in sync and answer from")
+    ],
+    upstream: Annotated[
+        str | None,
+        typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (RAGD_LLM__BASE_URL)"),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="the upstream model that writes search queries (RAGD_LLM__MODEL)"),
+    ] = None,
+    collection: Annotated[
+        str | None, typer.Option("--collection", "-c", help="collection (default: the folder's name)")
+    ] = None,
+    ignore: Annotated[list[str] | None, typer.Option("--ignore", help=".gitignore-style pattern")] = None,
+    host: Annotated[str | None, typer.Option(help="bind address (default: RAGD_SERVER__HOST)")] = None,
+    port: Annotated[int | None, typer.Option(help="port (default: RAGD_SERVER__PORT, 8000)")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Index a folder, keep it in sync, and serve the OpenAI-compatible chat proxy over it.
+
+    Every chat model answers from the folder; GET /files, POST /reindex and GET /health report on
+    it; every other path goes to the upstream unchanged."""
+    from ragd.api.proxy_app import create_proxy_app, proxy_settings
+    from ragd.bootstrap.proxy import FolderProxy
+
+    if not docs_folder.is_dir():
+        err_console.print(f"[red]error[/red] NOT_FOUND: no such folder: {escape(str(docs_folder))}")
+        raise typer.Exit(2)
+    settings = _bound(load_settings(data_dir), host, port)
+    url = upstream or settings.llm.base_url
+    if not url:
+        raise typer.BadParameter("give the upstream (or set RAGD_LLM__BASE_URL)", param_hint="--upstream")
+    name = collection or re.sub(r"[^A-Za-z0-9_-]", "-", docs_folder.resolve().name)[:128] or "docs"
+    try:
+        settings = proxy_settings(settings, upstream=url, collection=name, model=model)
+    except ValidationError as exc:
+        message = f"{name!r} is not a collection name: 1-128 of A-Z a-z 0-9 _ -"
+        raise typer.BadParameter(message, param_hint="--collection") from exc
+    _configure_logging(settings)
+    folder = FolderProxy(folder=docs_folder, collection=name, ignore=tuple(ignore or ()))
+    _serve_app(create_proxy_app(settings, folder), settings)
 
 
 @app.command()

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragd.evaluation.runner import IndexResult, ModeResult
+from ragd.ingest.removal import RemovedCollection, RemovedFile
 from ragd.types import ChunkMeta, Hit, IndexManifest, IngestReport, IngestStatus
 
 SNIPPET = 320
@@ -84,6 +85,39 @@ def ingest_summary(console: Console, reports: Sequence[IngestReport], seconds: f
     for r in failed:
         table.add_row(escape(r.source), r.code or "", escape(r.message or ""))
     console.print(table)
+
+
+def pruned(console: Console, removed: Sequence[RemovedFile], *, skipped: bool) -> None:
+    """What ``ragd ingest`` removed because the folder no longer has it (or why it removed nothing)."""
+    if skipped:
+        console.print(
+            "[yellow]0 removed[/yellow]: a folder could not be listed, so no file was taken for deleted"
+        )
+        return
+    console.print(f"[bold]{len(removed)}[/bold] removed (no longer in the folder)")
+    for file in removed:
+        console.print(f"  - {escape(file.source)} ({_chunks(file.chunks)})", highlight=False)
+
+
+def _chunks(n: int) -> str:
+    return f"{n} chunk" if n == 1 else f"{n} chunks"
+
+
+def removed_files(console: Console, removed: Sequence[RemovedFile], collection: str) -> None:
+    for file in removed:
+        console.print(
+            f"Removed [green]{escape(file.source)}[/green] ({_chunks(file.chunks)}, file id {file.file_id})"
+            f" from [bold]{escape(collection)}[/bold]",
+            highlight=False,
+        )
+
+
+def removed_collection(console: Console, removed: RemovedCollection) -> None:
+    console.print(
+        f"Removed collection [bold]{escape(removed.name)}[/bold]: {removed.files} files, "
+        f"{_chunks(removed.chunks)}",
+        highlight=False,
+    )
 
 
 def eval_json(name: str, index: IndexResult, results: Sequence[ModeResult]) -> dict[str, object]:

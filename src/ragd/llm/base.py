@@ -129,4 +129,10 @@ class Upstream(Protocol):
         """The upstream's ``GET /models`` ``data`` entries."""
         ...
 
+    async def relay(self, method: str, target: str, body: bytes, headers: Mapping[str, str]) -> Forwarded:
+        """Any other request, ``body`` unchanged: ``target`` is the raw path and query as received;
+        ``/v1/…`` goes under the base URL (``/v1/embeddings`` -> ``<base>/embeddings``), any other path
+        to the upstream's origin.  The caller's credentials and hop-by-hop headers are not sent."""
+        ...
+
     async def aclose(self) -> None: ...

@@ -1,4 +1,5 @@
-"""Byte-exact passthrough to an OpenAI-compatible endpoint over httpx (the chat proxy's other models).
+"""Byte-exact passthrough to an OpenAI-compatible endpoint over httpx (the chat proxy's other models,
+and every other path in ``ragd proxy``: :meth:`HttpUpstream.relay`).
 
 The request body goes out unchanged; the response status, content type and body come back as
 they arrive (an SSE stream is relayed chunk by chunk, not buffered).  Connection attempts are
@@ -25,6 +26,28 @@ log = logging.getLogger(__name__)
 #: response headers worth relaying; framing and connection headers are the server's own business
 RELAYED_HEADERS = ("content-type", "cache-control", "x-request-id", "openai-processing-ms")
 CONNECT_TIMEOUT_S = 10.0
+#: never relayed by :meth:`HttpUpstream.relay`, either way: hop-by-hop, framing, the server's own
+HOP_HEADERS = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "content-length",
+        "content-encoding",
+        "host",
+        "date",
+        "server",
+    }
+)
+#: request headers that belong to the caller's hop to ragd: its key and cookies are ragd's business
+CALLER_HEADERS = frozenset({"authorization", "cookie", "accept-encoding"})
+API_PREFIX = "/v1"
 
 
 class HttpUpstream:
@@ -79,6 +102,29 @@ class HttpUpstream:
         if not isinstance(data, list):
             raise UpstreamFailed(f"upstream {self._host} sent a model list without 'data'")
         return [entry for entry in data if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
+
+    async def relay(self, method: str, target: str, body: bytes, headers: Mapping[str, str]) -> Forwarded:
+        """Any request byte for byte (see :class:`ragd.llm.base.Upstream`); the response streams back
+        with every header but the hop-by-hop and framing ones."""
+        sent = {k: v for k, v in headers.items() if k.lower() not in HOP_HEADERS | CALLER_HEADERS}
+        url = self._target(target)
+        request = self._client.build_request(method, url, content=body, headers=sent)
+        try:
+            response = await self._client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise self._failed(exc) from exc
+        relayed = {k: v for k, v in response.headers.multi_items() if k.lower() not in HOP_HEADERS}
+        return Forwarded(response.status_code, relayed, self._body(response), response.aclose)
+
+    def _target(self, target: str) -> httpx.URL:
+        """``/v1/x?q`` -> ``<base>/x?q``; any other path on the base URL's origin."""
+        base = self._client.base_url  # ends with "/"
+        path, mark, query = target.partition("?")
+        if path == API_PREFIX or path.startswith(API_PREFIX + "/"):
+            path = base.raw_path.decode("ascii").partition("?")[0] + path[len(API_PREFIX) + 1 :]
+        elif not path.startswith("/"):
+            path = "/" + path
+        return base.copy_with(raw_path=f"{path}{mark}{query}".encode("latin-1"))
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -1,10 +1,11 @@
 """``POST /v1/chat/completions`` and ``GET /v1/models``: an OpenAI-compatible chat proxy with citations.
 
 A model named ``rag/<collection>[/<model>]`` (or an alias from ``RAGD_CHAT__MODELS``, or any model
-with ``rag_collection``) is answered from the collection by :class:`ragd.answer.service.ChatAnswerer`;
-every other request goes to the upstream byte for byte, streaming included, and its answer comes
-back as the upstream wrote it.  Errors are OpenAI-shaped (``api/errors.py``, by the ``/v1/`` prefix).
-Registered only when the proxy is on and an upstream is configured (``bootstrap.chat_enabled``).
+with ``rag_collection``, or any model at all with ``RAGD_CHAT__DEFAULT_COLLECTION``) is answered
+from the collection by :class:`ragd.answer.service.ChatAnswerer`; every other request goes to the
+upstream byte for byte, streaming included, and its answer comes back as the upstream wrote it.
+Errors are OpenAI-shaped (``api/errors.py``, by the ``/v1/`` prefix).  Registered only when the
+proxy is on and an upstream is configured (``bootstrap.chat_enabled``).
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ async def chat_completions(
         aliases=svc.settings.chat.models,
         default_model=svc.settings.llm.model,
         collection=head.rag_collection,
+        default_collection=svc.settings.chat.default_collection,
     )
     if target is None:
         if not caller.is_service:
