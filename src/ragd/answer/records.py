@@ -38,6 +38,15 @@ class AnswerDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class CitedSpan:
+    """Source ``number`` cited at ``text[start:end]``: a whole ``[n]``, or ``n`` inside ``[1, 2]``."""
+
+    number: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
 class AnswerEnd:
     finish_reason: str
     usage: Usage
@@ -45,6 +54,8 @@ class AnswerEnd:
     #: the numbers the answer cites, and those of them no source carries
     cited: tuple[int, ...]
     unmatched: tuple[int, ...]
+    #: where the answer's text cites a source it was given, in text order (unmatched ones left out)
+    spans: tuple[CitedSpan, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

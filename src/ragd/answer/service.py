@@ -17,7 +17,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
-from ragd.answer.citations import cited_numbers, unmatched
+from ragd.answer.citations import cited_numbers, cited_spans, unmatched
 from ragd.answer.context import fit_budget, number_hits, render_context
 from ragd.answer.conversation import client_turns, with_instructions
 from ragd.answer.records import Answer, AnswerDelta, AnswerEnd, AnswerStream, ChatRequest, Usage
@@ -169,13 +169,16 @@ class ChatAnswerer:
 
 
 def _end(text: str, finish_reason: str, usage: Usage, book: SourceBook) -> AnswerEnd:
+    """How an answer ended, from its whole text: both modes call this with the same text."""
     cited = cited_numbers(text)
+    known = book.numbers
     return AnswerEnd(
         finish_reason=finish_reason,
         usage=usage,
         citations=book.citations,
         cited=cited,
-        unmatched=unmatched(cited, book.numbers),
+        unmatched=unmatched(cited, known),
+        spans=tuple(span for span in cited_spans(text) if span.number in known),
     )
 
 

@@ -6,7 +6,10 @@ content deltas, one ``finish_reason``, the usage chunk when asked, ``[DONE]``) a
 ``{"error": {...}}`` body.  Sources ride along as ``rag_sources`` (agent-cli's field: ``source``,
 ``path``, ``chunk_id`` = the chunk's place in its file, ``score``; plus ``index`` = the ``[n]`` the
 model cites, ``file_id``, ``point_id``, ``page`` (0-based), ``headers``, ``snippet``, ``cited``) and
-``rag_unmatched_citations`` (markers that point at no source), identical in both modes.
+``rag_unmatched_citations`` (markers that point at no source), identical in both modes.  The
+same citations ride as OpenAI's ``annotations`` (``url_citation``: ``url``, ``title``,
+``start_index``, ``end_index``), which clients such as Open WebUI render: on the message, and in
+a stream once, on the finish chunk's ``delta`` (an extra field to the SDK's ``ChoiceDelta``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from ragd.answer.links import source_title, source_url
 from ragd.answer.records import AnswerEnd, Usage
 from ragd.api.schemas import COLLECTION_PATTERN, LanguageCode, RerankChoice
 from ragd.types import Citation
@@ -168,6 +172,28 @@ def rag_fields(end: AnswerEnd) -> dict[str, Any]:
     }
 
 
+def annotation_views(end: AnswerEnd, collection: str) -> list[dict[str, Any]]:
+    """One ``url_citation`` per citation of a source, ordered by source number, then place.
+
+    Open WebUI lists the distinct URLs in the order they come and opens the k-th for ``[k]``:
+    by number, that is source k whenever the answer cites 1..k.
+    """
+    by_number = {item.number: item for item in end.citations}
+    views: list[dict[str, Any]] = []
+    for span in sorted(end.spans, key=lambda s: (s.number, s.start)):
+        item = by_number.get(span.number)
+        if item is None:
+            continue
+        citation = {
+            "url": source_url(item, collection),
+            "title": source_title(item),
+            "start_index": span.start,
+            "end_index": span.end,
+        }
+        views.append({"type": "url_citation", "url_citation": citation})
+    return views
+
+
 def usage_view(usage: Usage) -> dict[str, int]:
     return {
         "prompt_tokens": usage.prompt_tokens,
@@ -177,8 +203,17 @@ def usage_view(usage: Usage) -> dict[str, int]:
 
 
 def completion_body(
-    *, id_: str, model: str, text: str, end: AnswerEnd, extra: dict[str, Any]
+    *,
+    id_: str,
+    model: str,
+    text: str,
+    end: AnswerEnd,
+    extra: dict[str, Any],
+    annotations: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if annotations is not None:
+        message["annotations"] = annotations
     return {
         "id": id_,
         "object": "chat.completion",
@@ -187,7 +222,7 @@ def completion_body(
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": text},
+                "message": message,
                 "logprobs": None,
                 "finish_reason": end.finish_reason,
             }
@@ -246,8 +281,11 @@ class ChunkWriter:
     def content(self, text: str) -> bytes:
         return self._chunk([self._choice({"content": text})])
 
-    def finish(self, reason: str, extra: dict[str, Any]) -> bytes:
-        return self._chunk([self._choice({}, reason)], **extra)
+    def finish(
+        self, reason: str, extra: dict[str, Any], annotations: list[dict[str, Any]] | None = None
+    ) -> bytes:
+        delta = {} if annotations is None else {"annotations": annotations}
+        return self._chunk([self._choice(delta, reason)], **extra)
 
     def usage(self, usage: Usage) -> bytes:
         return self._chunk([], usage=usage_view(usage))

@@ -32,6 +32,7 @@ from ragd.api.openai_wire import (
     ChatCompletionBody,
     ChunkWriter,
     ModelField,
+    annotation_views,
     completion_body,
     completion_id,
     rag_fields,
@@ -148,16 +149,26 @@ async def _answer(
     m.chat_duration.labels("rag").observe(time.perf_counter() - started)
     if body.stream:
         writer = ChunkWriter(body.model, include_usage=body.include_usage)
-        return StreamingResponse(_sse(opened, writer, m), media_type="text/event-stream", headers=SSE_HEADERS)
+        events = _sse(opened, writer, m, chat.collection)
+        return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
     m.chat_requests.labels("rag", "ok").inc()
-    extra = rag_fields(answer.end) if answer.retrieved else {}
+    retrieved = answer.retrieved
     return JSONResponse(
-        completion_body(id_=completion_id(), model=body.model, text=answer.text, end=answer.end, extra=extra)
+        completion_body(
+            id_=completion_id(),
+            model=body.model,
+            text=answer.text,
+            end=answer.end,
+            extra=rag_fields(answer.end) if retrieved else {},
+            annotations=annotation_views(answer.end, chat.collection) if retrieved else None,
+        )
     )
 
 
-async def _sse(opened: AnswerStream, writer: ChunkWriter, m: Metrics) -> AsyncIterator[bytes]:
-    """Role chunk, content deltas, one finish chunk (with the sources), usage when asked, [DONE]."""
+async def _sse(
+    opened: AnswerStream, writer: ChunkWriter, m: Metrics, collection: str
+) -> AsyncIterator[bytes]:
+    """Role chunk, content deltas, one finish chunk (sources, annotations), usage when asked, [DONE]."""
     outcome = "disconnected"
     end: AnswerEnd | None = None
     try:
@@ -169,7 +180,10 @@ async def _sse(opened: AnswerStream, writer: ChunkWriter, m: Metrics) -> AsyncIt
                 end = event
         if end is None:
             raise UpstreamFailed("the answer ended without a finish")
-        yield writer.finish(end.finish_reason, rag_fields(end) if opened.retrieved else {})
+        if opened.retrieved:
+            yield writer.finish(end.finish_reason, rag_fields(end), annotation_views(end, collection))
+        else:
+            yield writer.finish(end.finish_reason, {})
         if writer.include_usage:
             yield writer.usage(end.usage)
         yield DONE
