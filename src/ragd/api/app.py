@@ -22,7 +22,18 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ragd import __version__
 from ragd.api import errors
 from ragd.api.gate import BodyGate
-from ragd.api.routes import chat, datasets, documents, health, ingest, jobs, search, sources, tenants
+from ragd.api.routes import (
+    chat,
+    datasets,
+    documents,
+    health,
+    ingest,
+    jobs,
+    loader,
+    search,
+    sources,
+    tenants,
+)
 from ragd.api.state import AppState, ServicesFactory
 from ragd.bootstrap import chat_enabled, serve_services
 from ragd.observe.metrics import Metrics
@@ -100,6 +111,7 @@ def create_app(settings: Settings, factory: ServicesFactory | None = None) -> Fa
         sources.router,
         jobs.router,
         tenants.router,
+        loader.router,
     ):
         app.include_router(router)
     if chat_enabled(settings):
@@ -114,6 +126,8 @@ def create_app(settings: Settings, factory: ServicesFactory | None = None) -> Fa
             allow_methods=["*"],
             allow_headers=["*"],
         )
-    app.add_middleware(BodyGate, settings=settings.server)
+    app.add_middleware(
+        BodyGate, settings=settings.server, file_routes={loader.PATH: settings.extract.max_file_bytes}
+    )
     app.add_middleware(CollapseSlashes)
     return app
