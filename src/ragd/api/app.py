@@ -30,6 +30,7 @@ from ragd.api.routes import (
     ingest,
     jobs,
     loader,
+    models,
     search,
     sources,
     tenants,
@@ -86,8 +87,13 @@ class RequestMetrics:
             )
 
 
-def create_app(settings: Settings, factory: ServicesFactory | None = None) -> FastAPI:
-    """The ragd HTTP service; services are built in the background by ``factory``."""
+def create_app(
+    settings: Settings, factory: ServicesFactory | None = None, *, model_endpoints: bool = True
+) -> FastAPI:
+    """The ragd HTTP service; services are built in the background by ``factory``.
+
+    ``model_endpoints``: serve ragd's models (``/v1/embeddings``, ``/embed``, ``/v1/rerank``,
+    ``/v1/models/{id}``); ``ragd proxy`` leaves them to its upstream."""
     metrics = Metrics()
     state = AppState(settings=settings, metrics=metrics)
 
@@ -114,6 +120,8 @@ def create_app(settings: Settings, factory: ServicesFactory | None = None) -> Fa
         loader.router,
     ):
         app.include_router(router)
+    if model_endpoints:
+        app.include_router(models.router)
     if chat_enabled(settings):
         app.include_router(chat.router)
     if not settings.server.metrics_enabled:

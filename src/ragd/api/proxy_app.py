@@ -57,7 +57,7 @@ def proxy_settings(
 def create_proxy_app(settings: Settings, proxy: FolderProxy) -> FastAPI:
     """``create_app`` with the folder mirrored; this module's routes first (its ``/health`` wins),
     the relay last (it answers only what no other route does)."""
-    app = create_app(settings, proxy_services(proxy))
+    app = create_app(settings, proxy_services(proxy), model_endpoints=False)  # relayed upstream
     app.state.proxy = proxy
     before = len(app.router.routes)
     app.include_router(router)

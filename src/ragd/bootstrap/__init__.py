@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,9 @@ class Services:
     #: the knowledge-base half (datasets, files, sources, jobs) and, in a server, its job worker
     kb: KbContext | None = None
     worker: Worker | None = None
+    #: every configured dense model by name, and every reranker by name (the model endpoints serve them)
+    spaces: DenseSpaces | None = None
+    rerankers: Mapping[str, Reranker] = field(default_factory=dict)
 
     def knowledge(self) -> KbContext:
         if self.kb is None:
@@ -414,6 +417,8 @@ async def open_services(
             upstream=upstream,
             kb=kb,
             worker=worker,
+            spaces=spaces,
+            rerankers={name: stage.reranker for name, stage in rerankers.items()},
         )
 
 

@@ -115,6 +115,10 @@ class Metrics:
         self.chat_upstream_failures = Counter(
             "chat_upstream_failures_total", "Upstream LLM failures", ["kind"], registry=r
         )
+        # the model endpoints (/v1/embeddings, /embed, /v1/rerank): texts embedded or reranked
+        self.model_inputs = Counter(
+            "model_inputs_total", "Texts through the model endpoints", ["endpoint"], registry=r
+        )
         # ingestion (names as the ingestion-service's)
         self.ingest_requests = Counter(
             "ingest_requests_total", "Ingest requests", ["outcome", "code"], registry=r

@@ -1,0 +1,102 @@
+"""Model endpoints: ragd's own models, for other components that must share its vectors.
+
+* ``POST /v1/embeddings`` — OpenAI's format (the ``openai`` SDKs, Open WebUI's "OpenAI" embedding
+  engine); ``input_type`` (``query`` | ``document``, the default) picks the model's prefix;
+* ``POST /embed`` — Text Embeddings Inference's format: a JSON array of vectors, ``[[…]]`` for a
+  single string too;
+* ``POST /v1/rerank`` — Cohere's format (Open WebUI's external reranker), TEI's ``texts`` too;
+  ``404`` while no reranker is configured;
+* ``GET /v1/models/{id}`` — OpenAI's model object for a dense model.
+
+Any valid key may call them, a tenant key included: a model reveals nothing of anyone's data.
+Errors on ``/v1/…`` are OpenAI-shaped, on ``/embed`` ragd's own (``api/errors.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+
+from ragd.api.auth import principal
+from ragd.api.deps import metrics, services
+from ragd.api.model_schemas import (
+    EmbeddingsBody,
+    RerankBody,
+    TeiEmbedBody,
+    check_dimensions,
+    embeddings_response,
+    model_object,
+    rerank_response,
+)
+from ragd.bootstrap import Services
+from ragd.embed.serving import InputType, ServedModels
+from ragd.embed.spaces import DEFAULT_MODEL
+from ragd.errors import NotFound
+from ragd.observe.metrics import Metrics
+from ragd.rerank.serving import ServedRerankers, rank
+
+router = APIRouter(dependencies=[Depends(principal)], tags=["models"])
+Svc = Annotated[Services, Depends(services)]
+Met = Annotated[Metrics, Depends(metrics)]
+
+
+def served_models(svc: Services) -> ServedModels:
+    named = svc.spaces.named if svc.spaces is not None else {}
+    configured = {DEFAULT_MODEL: svc.settings.embedding.model}
+    configured |= {name: emb.model for name, emb in svc.settings.embedders.items()}
+    return ServedModels.build(svc.dense, named, configured)
+
+
+def served_rerankers(svc: Services) -> ServedRerankers:
+    models = {DEFAULT_MODEL: svc.settings.rerank.model}
+    models |= {name: rr.model for name, rr in svc.settings.rerankers.items()}
+    return ServedRerankers(svc.rerankers, models)
+
+
+@router.post("/v1/embeddings", response_model=None)
+async def embeddings(body: EmbeddingsBody, svc: Svc, m: Met) -> JSONResponse:
+    """The index's vectors for the input, in OpenAI's shape (``usage`` counts the model's tokens)."""
+    served = served_models(svc)
+    model = served.resolve(body.model)
+    check_dimensions(body.dimensions, model.dimension, model.name)
+    texts = body.texts()
+    embedded = await served.embed(model, texts, InputType.parse(body.input_type))
+    m.model_inputs.labels("embeddings").inc(len(texts))
+    name = body.model or model.embedder.spec.model
+    return JSONResponse(embeddings_response(embedded, name, body.encoding_format))
+
+
+@router.post("/embed", response_model=None)
+async def tei_embed(body: TeiEmbedBody, svc: Svc, m: Met) -> JSONResponse:
+    """The default model's vectors, as TEI answers: a JSON array of arrays of floats."""
+    body.check()
+    served = served_models(svc)
+    model = served.default
+    check_dimensions(body.dimensions, model.dimension, model.name)
+    texts = body.texts()
+    embedded = await served.embed(model, texts, InputType.parse(body.prompt_name))
+    m.model_inputs.labels("embed").inc(len(texts))
+    return JSONResponse([vector.tolist() for vector in embedded.vectors])
+
+
+@router.post("/v1/rerank", response_model=None)
+async def rerank(body: RerankBody, svc: Svc, m: Met) -> JSONResponse:
+    """The documents scored against the query, best first, in Cohere's shape."""
+    name, reranker = served_rerankers(svc).resolve(body.model)
+    documents = body.document_texts()
+    ranked = await rank(reranker, body.query, documents)
+    m.model_inputs.labels("rerank").inc(len(documents))
+    with_text = body.return_documents or body.return_text
+    answer = rerank_response(ranked, documents, body.model or name, top_n=body.top_n, with_text=with_text)
+    return JSONResponse(answer)
+
+
+@router.get("/v1/models/{model_id:path}")
+async def get_model(model_id: str, svc: Svc) -> JSONResponse:
+    """OpenAI's model object for a dense model ragd serves, by any of its names."""
+    if not model_id:
+        raise NotFound("name a model: GET /v1/models/{id}")
+    model = served_models(svc).resolve(model_id)
+    return JSONResponse(model_object(model_id, model))
