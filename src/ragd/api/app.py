@@ -35,6 +35,7 @@ from ragd.api.routes import (
     sources,
     tenants,
 )
+from ragd.api.routes.mcp_http import mcp_endpoint, mcp_route
 from ragd.api.state import AppState, ServicesFactory
 from ragd.bootstrap import chat_enabled, serve_services
 from ragd.observe.metrics import Metrics
@@ -96,12 +97,14 @@ def create_app(
     ``/v1/models/{id}``); ``ragd proxy`` leaves them to its upstream."""
     metrics = Metrics()
     state = AppState(settings=settings, metrics=metrics)
+    mcp = mcp_endpoint(state)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         state.start(factory or serve_services)
         try:
-            yield
+            async with mcp.run():
+                yield
         finally:
             await state.stop()
 
@@ -124,6 +127,7 @@ def create_app(
         app.include_router(models.router)
     if chat_enabled(settings):
         app.include_router(chat.router)
+    app.router.routes.append(mcp_route(mcp))  # the MCP server for agents (docs/mcp.md)
     if not settings.server.metrics_enabled:
         app.router.routes = [r for r in app.router.routes if getattr(r, "path", "") != "/metrics"]
     app.add_middleware(RequestMetrics, metrics=metrics)
@@ -135,7 +139,9 @@ def create_app(
             allow_headers=["*"],
         )
     app.add_middleware(
-        BodyGate, settings=settings.server, file_routes={loader.PATH: settings.extract.max_file_bytes}
+        BodyGate,
+        settings=settings.server,
+        file_routes={loader.PATH: settings.extract.max_file_bytes},
     )
     app.add_middleware(CollapseSlashes)
     return app

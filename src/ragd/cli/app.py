@@ -192,6 +192,19 @@ def search(
     _run(settings, job)
 
 
+@app.command("mcp")
+def mcp_stdio(data_dir: DataDir = None) -> None:
+    """Serve the Model Context Protocol on stdin/stdout for agents (Claude Desktop, IDEs): search,
+    list_collections, read_document, add_text and add_url over this index (docs/mcp.md).
+
+    Nothing but protocol is written to stdout; logs go to stderr."""
+    from ragd.mcp.server import serve_stdio
+
+    settings = load_settings(data_dir)
+    _configure_logging(settings, quiet=True)
+    run_or_exit(lambda: serve_stdio(lambda: open_services(settings)))
+
+
 @app.command("eval")
 def evaluate(
     datasets: Annotated[
@@ -330,7 +343,7 @@ def serve(
     port: Annotated[int | None, typer.Option(help="port (default: RAGD_SERVER__PORT, 8000)")] = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Run the HTTP service: POST /search, the /api/v1 ingestion API, health and metrics."""
+    """Run the HTTP service: POST /search, the /api/v1 ingestion API, MCP at /mcp, health and metrics."""
     from ragd.api.app import create_app
 
     settings = _bound(load_settings(data_dir), host, port)

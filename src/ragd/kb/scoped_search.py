@@ -1,0 +1,92 @@
+"""One search over what a key may read: the collections or datasets it names, or all of them.
+
+    tenant key   -> :func:`ragd.kb.search.search_datasets` over its readable datasets: the
+                    ``dataset_ids`` named (one it may not read is NOT_FOUND, as on the dataset
+                    API) plus those whose ``collection_name`` is among ``collections`` (any other
+                    name drops out, exactly as an unknown one); nothing named: every dataset it
+                    may read
+    service key  -> the pipeline over the named collections (and the named datasets'), like
+                    ``POST /search``; only datasets named: ``search_datasets`` (their reranker);
+                    nothing named: every collection in the index
+
+Collection names are only ever compared with the catalog's and the store's, never trusted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragd.errors import InvalidRequest
+from ragd.kb.access import readable_datasets
+from ragd.kb.context import KbContext
+from ragd.kb.search import MAX_QUERY_CHARS, search_datasets
+from ragd.kb_types import Principal
+from ragd.retrieve.pipeline import PipelineRequest, Searcher
+from ragd.types import Hit, PointFilter, SearchKnobs, SearchMode
+
+#: the payload key every chunk records its logical collection under
+COLLECTION_KEY = "meta.collection_name"
+#: at most this many collections in a search over "everything"
+MAX_COLLECTIONS = 10_000
+
+
+async def search_scoped(
+    ctx: KbContext,
+    searcher: Searcher,
+    principal: Principal,
+    query: str,
+    *,
+    collections: Sequence[str] = (),
+    dataset_ids: Sequence[str] = (),
+    k: int = 5,
+    mode: SearchMode = SearchMode.HYBRID,
+    knobs: SearchKnobs | None = None,
+    deadline_s: float | None = None,
+) -> tuple[Hit, ...]:
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidRequest(f"a query is at most {MAX_QUERY_CHARS} characters")
+    named = bool(collections or dataset_ids)
+    if not principal.is_service or (dataset_ids and not collections):
+        ids = await _dataset_ids(ctx, principal, collections, dataset_ids)
+        if named and not ids:
+            return ()  # nothing named is readable: never widen to "everything"
+        found = await search_datasets(
+            ctx,
+            searcher,
+            principal,
+            query,
+            dataset_ids=ids or None,
+            k=k,
+            mode=mode,
+            deadline_s=deadline_s,
+            knobs=knobs,
+        )
+        return found.hits
+    names = list(collections)
+    if dataset_ids:
+        names += [
+            d.collection_name for d in await readable_datasets(principal, ctx.catalog, tuple(dataset_ids))
+        ]
+    if not names:
+        names = list(await ctx.store.facet(COLLECTION_KEY, PointFilter(), limit=MAX_COLLECTIONS))
+    if not names or not query.strip():
+        return ()
+    request = PipelineRequest(
+        collections=tuple(dict.fromkeys(names)),
+        queries=(query,),
+        k=k,
+        mode=mode,
+        deadline_s=deadline_s,
+        knobs=knobs or SearchKnobs(),
+    )
+    return (await searcher.run(request)).hits
+
+
+async def _dataset_ids(
+    ctx: KbContext, principal: Principal, collections: Sequence[str], dataset_ids: Sequence[str]
+) -> tuple[str, ...]:
+    ids = list(dataset_ids)
+    if collections:
+        wanted = set(collections)
+        ids += [d.id for d in await readable_datasets(principal, ctx.catalog) if d.collection_name in wanted]
+    return tuple(dict.fromkeys(ids))
