@@ -128,6 +128,41 @@ class FileEntry:
     updated_at: float = 0.0
 
 
+class DatasetState(ParsedEnum):
+    """One word for a dataset's files: none, some in progress, some failed (none in progress), all indexed."""
+
+    EMPTY = "empty"
+    INDEXING = "indexing"
+    ERROR = "error"
+    READY = "ready"
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetStats:
+    """What a dataset holds, counted over its files by the catalog (one aggregate query per list)."""
+
+    files: int = 0
+    #: the sum of its files' chunk counts
+    chunks: int = 0
+    #: files per status; a status no file has may be left out
+    files_by_status: Mapping[FileStatus, int] = field(default_factory=dict)
+    #: the newest ``updated_at`` of its files (None: no files)
+    last_file_update: float | None = None
+
+    @property
+    def state(self) -> DatasetState:
+        count = self.files_by_status.get
+        if not self.files:
+            return DatasetState.EMPTY
+        if count(FileStatus.QUEUED, 0) or count(FileStatus.INDEXING, 0):
+            return DatasetState.INDEXING
+        return DatasetState.ERROR if count(FileStatus.FAILED, 0) else DatasetState.READY
+
+    def last_update(self, dataset: Dataset) -> float:
+        """The newest of the dataset's and its files' ``updated_at``."""
+        return max(dataset.updated_at, self.last_file_update or 0.0)
+
+
 class SourceKind(ParsedEnum):
     FOLDER = "folder"
     WEB = "web"

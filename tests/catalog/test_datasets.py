@@ -9,7 +9,18 @@ import pytest
 from ragd.catalog.sql import SqlCatalog
 from ragd.catalog.sql.tables import files, ledger, sources
 from ragd.errors import Conflict, NotFound
-from ragd.kb_types import ChunkingSpec, Dataset, FileEntry, ItemStatus, LedgerEntry, SourceKind, SourceSpec
+from ragd.kb_types import (
+    ChunkingSpec,
+    Dataset,
+    DatasetState,
+    DatasetStats,
+    FileEntry,
+    FileStatus,
+    ItemStatus,
+    LedgerEntry,
+    SourceKind,
+    SourceSpec,
+)
 from ragd.types import ChunkStrategy
 from tests.catalog.conftest import START, FakeClock, table_rows
 
@@ -100,3 +111,34 @@ async def test_deleting_a_dataset_deletes_its_files_sources_and_ledger(
     assert [r["source_id"] for r in await table_rows(catalog_url, ledger)] == ["s-wiki"]
     assert await catalog.get_file("f-docs") is None
     assert await catalog.ledger("s-docs") == {}
+
+
+async def test_dataset_stats_count_files_chunks_and_statuses(catalog: SqlCatalog, clock: FakeClock) -> None:
+    acme = await catalog.create_tenant("acme")
+    docs = await catalog.create_dataset(_dataset(acme.id, "docs"))
+    wiki = await catalog.create_dataset(_dataset(acme.id, "wiki"))
+    empty = await catalog.create_dataset(_dataset(acme.id, "empty"))
+    entries = [
+        FileEntry(id="f1", dataset_id=docs.id, name="a", status=FileStatus.INDEXED, chunks=3),
+        FileEntry(id="f2", dataset_id=docs.id, name="b", status=FileStatus.INDEXED, chunks=4),
+        FileEntry(id="f3", dataset_id=docs.id, name="c", status=FileStatus.FAILED),
+        FileEntry(id="f4", dataset_id=wiki.id, name="d", status=FileStatus.QUEUED),
+    ]
+    for entry in entries:
+        clock.advance(1)
+        await catalog.put_file(entry)
+    stats = await catalog.dataset_stats([docs.id, wiki.id, empty.id])
+    assert set(stats) == {docs.id, wiki.id}  # no files: absent
+    d = stats[docs.id]
+    assert (d.files, d.chunks, d.last_file_update) == (3, 7, START + 3)
+    assert d.files_by_status == {FileStatus.INDEXED: 2, FileStatus.FAILED: 1}
+    assert d.state is DatasetState.ERROR
+    assert stats[wiki.id].state is DatasetState.INDEXING
+    assert DatasetStats().state is DatasetState.EMPTY
+    assert d.last_update(docs) == START + 3
+    assert stats[wiki.id].last_update(dataclasses.replace(wiki, updated_at=START + 99)) == START + 99
+    assert set(await catalog.dataset_stats(None)) == {docs.id, wiki.id}
+    assert await catalog.dataset_stats([]) == {}
+    assert await catalog.dataset_stats([wiki.id]) == {wiki.id: stats[wiki.id]}
+    await catalog.put_file(dataclasses.replace(entries[2], status=FileStatus.INDEXED, chunks=1))
+    assert (await catalog.dataset_stats([docs.id]))[docs.id].state is DatasetState.READY

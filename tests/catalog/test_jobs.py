@@ -219,3 +219,18 @@ async def test_jobs_are_counted_by_status_across_tenants(catalog: SqlCatalog) ->
     await catalog.request_cancel("c")
     counts = await catalog.count_jobs()
     assert (counts[JobStatus.QUEUED], counts[JobStatus.CANCELLED], counts[JobStatus.RUNNING]) == (2, 1, 0)
+
+
+async def test_jobs_are_counted_for_one_tenant_and_some_datasets(catalog: SqlCatalog) -> None:
+    await catalog.enqueue(job("a", "t1", dataset_id="d1"))
+    await catalog.enqueue(job("b", "t1", dataset_id="d2"))
+    await catalog.enqueue(job("c", "t1"))  # of no dataset: counted whatever the datasets
+    await catalog.enqueue(job("d", "t2", dataset_id="d1"))
+    await catalog.request_cancel("b")
+    mine = await catalog.count_jobs("t1")
+    assert (mine[JobStatus.QUEUED], mine[JobStatus.CANCELLED]) == (2, 1)
+    some = await catalog.count_jobs("t1", dataset_ids=["d1"])
+    assert (some[JobStatus.QUEUED], some[JobStatus.CANCELLED]) == (2, 0)
+    assert (await catalog.count_jobs("t1", dataset_ids=[]))[JobStatus.QUEUED] == 1
+    assert (await catalog.count_jobs())[JobStatus.QUEUED] == 3
+    assert await catalog.count_jobs("nobody") == dict.fromkeys(JobStatus, 0)

@@ -11,10 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragd.store.base import VectorStore
-from ragd.types import ChunkMeta, PointFilter, StoredChunk
+from ragd.store.file_chunks import file_chunks
+from ragd.types import ChunkMeta
 
-SCROLL_PAGE = 256
-MAX_CHUNKS = 20_000
 MIN_OVERLAP = 8
 MAX_OVERLAP = 4000
 
@@ -55,24 +54,11 @@ def join_chunks(texts: Sequence[str]) -> str:
     return out
 
 
-def _split_id(chunk: StoredChunk) -> int:
-    return ChunkMeta.parse(chunk.meta).split_id or 0
-
-
 async def read_document(store: VectorStore, collection: str, file_id: str) -> StoredDocument | None:
     """The document stored as ``file_id`` in ``collection``, or None when it has no chunks there."""
-    flt = PointFilter(collection_names=(collection,), file_id=file_id)
-    chunks: list[StoredChunk] = []
-    offset: str | None = None
-    while len(chunks) < MAX_CHUNKS:
-        page, offset = await store.scroll(flt, limit=SCROLL_PAGE, offset=offset)
-        # a disabled file is out of search, and so out of what a model may read
-        chunks.extend(c for c in page if not ChunkMeta.parse(c.meta).disabled)
-        if offset is None:
-            break
+    chunks = await file_chunks(store, collection, file_id)
     if not chunks:
         return None
-    chunks.sort(key=_split_id)
     meta = ChunkMeta.parse(chunks[0].meta)
     return StoredDocument(
         file_id=file_id,

@@ -33,6 +33,7 @@ from ragd.api.routes import (
     models,
     search,
     sources,
+    system,
     tenants,
 )
 from ragd.api.routes.mcp_http import mcp_endpoint, mcp_route
@@ -121,6 +122,7 @@ def create_app(
         jobs.router,
         tenants.router,
         loader.router,
+        system.router,
     ):
         app.include_router(router)
     if model_endpoints:

@@ -16,6 +16,7 @@ from ragd.kb_types import (
     ApiKeyInfo,
     ChunkingSpec,
     Dataset,
+    DatasetStats,
     FileEntry,
     Job,
     JobItem,
@@ -23,7 +24,7 @@ from ragd.kb_types import (
     SourceSpec,
     Tenant,
 )
-from ragd.types import ChunkMeta, ChunkStrategy, Hit, SearchMode
+from ragd.types import ChunkMeta, ChunkStrategy, Hit, SearchMode, StoredChunk
 
 
 class _Body(BaseModel):
@@ -100,6 +101,11 @@ class SearchBody(_Body, KnobFields):
     k: int = Field(5, ge=1, le=100)
     mode: SearchMode = SearchMode.HYBRID
     dataset_ids: list[str] | None = Field(None, max_length=100, description="default: every readable dataset")
+    explain: bool = Field(
+        False,
+        description="each hit also carries its point id and component scores (dense, sparse, fused, "
+        "rerank), and the response the stage timings of this search in milliseconds (timings_ms)",
+    )
 
     @field_validator("mode", mode="before")
     @classmethod
@@ -116,7 +122,9 @@ class KeyCreate(_Body):
     name: str = Field("", max_length=200)
 
 
-def dataset_out(d: Dataset) -> dict[str, Any]:
+def dataset_out(d: Dataset, stats: DatasetStats | None = None) -> dict[str, Any]:
+    """A dataset, with its file counts (``stats``; none given: a dataset without files)."""
+    stats = stats or DatasetStats()
     return {
         "id": d.id,
         "tenant_id": d.tenant_id,
@@ -133,6 +141,11 @@ def dataset_out(d: Dataset) -> dict[str, Any]:
         "embedding": d.embedding or "default",
         "created_at": d.created_at,
         "updated_at": d.updated_at,
+        "files": stats.files,
+        "chunks": stats.chunks,
+        "files_by_status": {status.value: n for status, n in stats.files_by_status.items()},
+        "status": stats.state.value,
+        "last_update": stats.last_update(d),
     }
 
 
@@ -150,6 +163,18 @@ def file_out(f: FileEntry) -> dict[str, Any]:
         "error": {"code": f.error_code, "message": f.error_message} if f.error_code else None,
         "created_at": f.created_at,
         "updated_at": f.updated_at,
+    }
+
+
+def chunk_out(c: StoredChunk) -> dict[str, Any]:
+    """One stored chunk of a file, as the file's chunk listing shows it."""
+    meta = ChunkMeta.parse(c.meta)
+    return {
+        "id": c.id,
+        "split_id": meta.split_id,
+        "content": c.content,
+        "page": meta.page,
+        "headers": list(meta.headers),
     }
 
 
@@ -207,9 +232,25 @@ def item_out(i: JobItem) -> dict[str, Any]:
     }
 
 
-def hit_out(hit: Hit, dataset_of: dict[str, str]) -> dict[str, Any]:
+#: stages every explained search shows (null when it did not run), then any other it reported
+EXPLAINED_STAGES = ("embed_sparse", "embed_dense", "qdrant", "rerank")
+
+
+def timings_out(milliseconds: dict[str, float], total_ms: float) -> dict[str, float | None]:
+    """``timings_ms`` of an explained search: the main stages first, ``total`` last."""
+    shown: dict[str, float | None] = {stage: milliseconds.get(stage) for stage in EXPLAINED_STAGES}
+    return shown | milliseconds | {"total": round(total_ms, 3)}
+
+
+def hit_out(hit: Hit, dataset_of: dict[str, str], *, explain: bool = False) -> dict[str, Any]:
+    """A search hit; ``explain``: with its point ``id`` and raw component ``scores`` too."""
     meta = ChunkMeta.parse(hit.meta)
-    return {
+    explained: dict[str, Any] = {}
+    if explain:
+        s = hit.scores
+        scores = {"dense": s.dense, "sparse": s.sparse, "fused": s.fused, "rerank": s.rerank}
+        explained = {"id": hit.id, "scores": scores}
+    return explained | {
         "content": hit.content,
         "score": hit.score,
         "relevance": hit.relevance,

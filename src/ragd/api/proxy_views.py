@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, SecretStr
-
+from ragd.api.settings_view import masked
 from ragd.ingest.mirror import FolderMirror, SyncOutcome
 from ragd.settings import Settings
 from ragd.types import IngestReport, IngestStatus
@@ -30,9 +27,6 @@ SHOWN_SETTINGS = (
     "server",
     "store",
 )
-MASK = "***"
-#: a field holding a secret whatever its type (StoreSettings.api_key is a plain str)
-SECRET_NAME = re.compile(r"(key|secret|password|token)$", re.IGNORECASE)
 
 
 def file_view(report: IngestReport, counts: Mapping[str, int]) -> dict[str, Any]:
@@ -74,39 +68,4 @@ def outcome_view(outcome: SyncOutcome) -> dict[str, Any]:
 
 def public_settings(settings: Settings) -> dict[str, Any]:
     """The settings in effect (:data:`SHOWN_SETTINGS`), every secret shown as ``"***"``."""
-    return {name: _public(getattr(settings, name)) for name in SHOWN_SETTINGS}
-
-
-def _public(value: object) -> Any:
-    """A settings value as JSON, every secret as ``"***"``: SecretStr values, any value of a field
-    named like a secret (``api_key``, ``…_secret``, ``password``, ``token``), URL passwords."""
-    if isinstance(value, SecretStr):
-        return MASK
-    if isinstance(value, BaseModel):
-        return {name: _field(name, getattr(value, name)) for name in type(value).model_fields}
-    if isinstance(value, Mapping):
-        return {str(k): _field(str(k), v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [_public(v) for v in value]
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, str) and "://" in value and "@" in value:
-        return _masked_url(value)
-    return value
-
-
-def _field(name: str, value: object) -> Any:
-    return MASK if value is not None and SECRET_NAME.search(name) else _public(value)
-
-
-def _masked_url(url: str) -> str:
-    """``scheme://user:secret@host/…`` -> ``scheme://user:***@host/…``."""
-    scheme, sep, rest = url.partition("://")
-    authority, slash, tail = rest.partition("/")
-    if "@" not in authority:
-        return url
-    userinfo, _, host = authority.rpartition("@")
-    user = userinfo.partition(":")[0]
-    return f"{scheme}{sep}{user}:{MASK}@{host}{slash}{tail}"
+    return {name: masked(getattr(settings, name)) for name in SHOWN_SETTINGS}

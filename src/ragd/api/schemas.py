@@ -96,8 +96,9 @@ class KnobFields(BaseModel):
         None,
         ge=0,
         le=1,
-        description="hybrid: the dense list's share of the fusion, BM25 gets the rest; "
-        "default RAGD_RETRIEVAL__VECTOR_WEIGHT (0.5, plain RRF)",
+        description="hybrid: the dense list's share of the fusion (0-1), BM25 gets the rest; default "
+        "RAGD_RETRIEVAL__VECTOR_WEIGHT (0.6, tuned for the default convex fusion; 0.5 with fusion=rrf "
+        "is plain RRF)",
     )
     diversity: float | None = Field(
         None, ge=0, le=1, description="MMR: 0 (default) keeps the ranking, higher favours variety"

@@ -341,7 +341,7 @@ async def open_services(
             settings.retrieval,
             settings.embedding.languages,
             spaces=spaces,
-            timings=lambda stage, seconds: metrics.retrieval_stage.labels(stage).observe(seconds),
+            timings=metrics.observe_stage,
         )
         rerankers = build_rerankers(settings)
         for stage in rerankers.values():

@@ -17,6 +17,7 @@ from typing import Protocol
 from ragd.kb_types import (
     ApiKeyInfo,
     Dataset,
+    DatasetStats,
     FileEntry,
     ItemStage,
     Job,
@@ -73,6 +74,11 @@ class DatasetRepo(Protocol):
 
     async def collection_models(self, collection_names: Sequence[str]) -> dict[str, str]:
         """The dense model of each of ``collection_names`` whose dataset chose a named one."""
+        ...
+
+    async def dataset_stats(self, dataset_ids: Sequence[str] | None) -> dict[str, DatasetStats]:
+        """Counts over the files of each of ``dataset_ids`` (None: of every dataset), in one
+        aggregate query; a dataset without files is absent (its stats are ``DatasetStats()``)."""
         ...
 
 
@@ -192,8 +198,11 @@ class JobQueue(Protocol):
 
     async def get_job(self, job_id: str) -> Job | None: ...
 
-    async def count_jobs(self) -> dict[JobStatus, int]:
-        """How many jobs of every tenant are in each status (a status with none: 0)."""
+    async def count_jobs(
+        self, tenant_id: str | None = None, *, dataset_ids: Sequence[str] | None = None
+    ) -> dict[JobStatus, int]:
+        """How many jobs are in each status (a status with none: 0): every tenant's, or one
+        tenant's (``tenant_id``); ``dataset_ids``: only jobs of those datasets or of none."""
         ...
 
     async def list_jobs(

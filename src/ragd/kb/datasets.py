@@ -7,12 +7,13 @@ import re
 import shutil
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import replace
 
 from ragd.errors import Conflict, InvalidRequest
 from ragd.kb.access import owning_tenant, readable, require_writer, writable
 from ragd.kb.context import KbContext
-from ragd.kb_types import ChunkingSpec, Dataset, Principal
+from ragd.kb_types import ChunkingSpec, Dataset, DatasetStats, Principal
 from ragd.retrieve.pipeline import unknown_reranker
 from ragd.types import PointFilter
 
@@ -102,6 +103,12 @@ async def list_datasets(ctx: KbContext, principal: Principal) -> list[Dataset]:
 
 async def get_dataset(ctx: KbContext, principal: Principal, dataset_id: str) -> Dataset:
     return await readable(principal, ctx.catalog, dataset_id)
+
+
+async def dataset_stats(ctx: KbContext, datasets: Sequence[Dataset]) -> dict[str, DatasetStats]:
+    """Each dataset's file counts (one catalog query for them all), by id; pass readable ones."""
+    found = await ctx.catalog.dataset_stats([d.id for d in datasets]) if datasets else {}
+    return {d.id: found.get(d.id, DatasetStats()) for d in datasets}
 
 
 async def update_dataset(

@@ -91,7 +91,8 @@ async def list_files(
     return await ctx.catalog.list_files(dataset_id, limit=limit, offset=offset)
 
 
-async def _file_of(ctx: KbContext, dataset: Dataset, file_id: str) -> FileEntry:
+async def file_of(ctx: KbContext, dataset: Dataset, file_id: str) -> FileEntry:
+    """The dataset's file ``file_id`` (NOT_FOUND when it has none: check the dataset's access first)."""
     entry = await ctx.catalog.get_file(file_id)
     if entry is None or entry.dataset_id != dataset.id:
         raise NotFound(f"file {file_id!r} not found in this dataset")
@@ -100,14 +101,14 @@ async def _file_of(ctx: KbContext, dataset: Dataset, file_id: str) -> FileEntry:
 
 async def get_file(ctx: KbContext, principal: Principal, dataset_id: str, file_id: str) -> FileEntry:
     dataset = await readable(principal, ctx.catalog, dataset_id)
-    return await _file_of(ctx, dataset, file_id)
+    return await file_of(ctx, dataset, file_id)
 
 
 async def set_enabled(
     ctx: KbContext, principal: Principal, dataset_id: str, file_id: str, enabled: bool
 ) -> FileEntry:
     dataset = await writable(principal, ctx.catalog, dataset_id)
-    entry = await _file_of(ctx, dataset, file_id)
+    entry = await file_of(ctx, dataset, file_id)
     # the catalog first: an ingest running meanwhile reads it and writes its points flagged alike
     updated = await ctx.catalog.put_file(replace(entry, enabled=enabled))
     await ctx.ingestor.set_disabled(entry.id, not enabled, dataset.collection_name)
@@ -118,7 +119,7 @@ async def delete_file(ctx: KbContext, principal: Principal, dataset_id: str, fil
     """Remove the file's points, stored bytes and records (a source's item is re-added by its next
     sync only if it is still there); returns the points removed."""
     dataset = await writable(principal, ctx.catalog, dataset_id)
-    entry = await _file_of(ctx, dataset, file_id)
+    entry = await file_of(ctx, dataset, file_id)
     return await remove_file(ctx, dataset, entry)
 
 
@@ -137,7 +138,7 @@ async def reindex(
     """Queue a re-index of some files (or all) from their stored bytes or their source."""
     dataset = await writable(principal, ctx.catalog, dataset_id)
     if file_ids:
-        entries = [await _file_of(ctx, dataset, fid) for fid in file_ids]
+        entries = [await file_of(ctx, dataset, fid) for fid in file_ids]
     else:
         entries = await ctx.catalog.list_files(dataset.id, limit=1_000_000)
     ids = [e.id for e in entries]

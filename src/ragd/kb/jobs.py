@@ -1,10 +1,26 @@
-"""Jobs as a key may see them: its tenant's, and for a reader only those of datasets it can read."""
+"""Jobs as a key may see them: its tenant's, and for a reader only those of datasets it can read.
+
+Retrying a job (:func:`retry_job`) queues a **new** job and leaves the old one as it ended:
+
+    ingest, reindex   a job of the same kind over the files whose items failed or never finished
+                      (files deleted since are left out); those files go back to ``queued``
+    sync              a sync of the same source: unchanged items are skipped by their ledger
+                      fingerprints, failed ones are fetched again (folded into a sync already queued)
+
+A queued or running job is a CONFLICT (cancel it first, or wait); so is a finished job with
+nothing to retry (it succeeded with no failed item, or none of its failed files is left).
+"""
 
 from __future__ import annotations
 
-from ragd.errors import NotFound
+from dataclasses import replace
+
+from ragd.errors import Conflict, NotFound
+from ragd.kb.access import require_writer, writable
 from ragd.kb.context import KbContext
-from ragd.kb_types import Job, JobItem, Principal
+from ragd.kb.files import new_job
+from ragd.kb.sources import enqueue_sync
+from ragd.kb_types import Dataset, FileStatus, ItemStage, Job, JobItem, JobKind, JobStatus, Principal
 
 ERRORS_SHOWN = 20
 
@@ -48,3 +64,41 @@ async def cancel_job(ctx: KbContext, principal: Principal, job_id: str) -> Job:
     if not principal.can_write:
         raise NotFound(f"job {job_id!r} not found")
     return await ctx.catalog.request_cancel(job.id) or job
+
+
+async def retry_job(ctx: KbContext, principal: Principal, job_id: str) -> Job:
+    """Queue a new job for what ``job_id`` left undone (module docstring); writers only."""
+    job = await get_job(ctx, principal, job_id)
+    require_writer(principal)
+    if not job.status.finished:
+        raise Conflict(
+            f"job {job_id!r} is {job.status.value}: only a finished job can be retried",
+            hint="cancel it first (POST /api/v1/jobs/{id}/cancel), or wait for it to end",
+        )
+    if job.status is JobStatus.SUCCEEDED and not job.failed:
+        raise Conflict(f"job {job_id!r} succeeded with no failed item: there is nothing to retry")
+    dataset = await writable(principal, ctx.catalog, job.dataset_id or "")
+    if job.kind is JobKind.SYNC:
+        source = await ctx.catalog.get_source(str(job.payload.get("source_id", "")))
+        if source is None or source.dataset_id != dataset.id:
+            raise Conflict(f"the source of job {job_id!r} was removed: there is nothing to retry")
+        return await enqueue_sync(ctx, dataset, source)
+    return await _retry_files(ctx, job, dataset)
+
+
+async def _retry_files(ctx: KbContext, job: Job, dataset: Dataset) -> Job:
+    undone = [
+        i for i in await ctx.catalog.items(job.id) if not i.stage.finished or i.stage is ItemStage.FAILED
+    ]
+    entries = []
+    for item in undone:
+        entry = await ctx.catalog.get_file(item.file_id or item.key)
+        if entry is not None and entry.dataset_id == dataset.id:
+            entries.append(entry)
+    if not entries:
+        raise Conflict(f"job {job.id!r} left no file to retry (none failed, or they were deleted)")
+    ids = [e.id for e in entries]
+    for entry in entries:
+        await ctx.catalog.put_file(replace(entry, status=FileStatus.QUEUED))
+    retry = new_job(dataset, job.kind, {"file_ids": ids}, ctx.max_attempts)
+    return await ctx.catalog.enqueue(retry, ids)

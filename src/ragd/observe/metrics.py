@@ -29,6 +29,7 @@ from prometheus_client import (
 )
 
 from ragd import __version__
+from ragd.observe.timings import record_stage
 from ragd.observe.tracing import Tracing
 
 _FAST = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -155,7 +156,13 @@ class Metrics:
             with self.tracing.span(stage, **attributes):
                 yield
         finally:
-            self.retrieval_stage.labels(stage).observe(time.perf_counter() - started)
+            self.observe_stage(stage, time.perf_counter() - started)
+
+    def observe_stage(self, stage: str, seconds: float) -> None:
+        """Report a retrieval stage's time: to the histogram, and to the current request's
+        collector when it asked for its timings (:mod:`ragd.observe.timings`)."""
+        self.retrieval_stage.labels(stage).observe(seconds)
+        record_stage(stage, seconds)
 
     def render(self) -> bytes:
         """The Prometheus text exposition of every family."""

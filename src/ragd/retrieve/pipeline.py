@@ -19,6 +19,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -167,9 +168,10 @@ class SearchPipeline:
         outcome = _rerank_outcome([o for _, o in per_query])
         knobs = request.knobs
         merged = above(dedup_by_content(merge_best(hits for hits, _ in per_query)), knobs.min_score)
-        if knobs.near_duplicates is not None:
-            merged = drop_near_duplicates(merged, knobs.near_duplicates)
-        chosen = diversify(merged, request.k, diversity=knobs.diversity, max_per_file=knobs.max_per_file)
+        with self._metrics.stage("diversity") if knobs.diversifies else nullcontext():
+            if knobs.near_duplicates is not None:
+                merged = drop_near_duplicates(merged, knobs.near_duplicates)
+            chosen = diversify(merged, request.k, diversity=knobs.diversity, max_per_file=knobs.max_per_file)
         self._metrics.results_returned.observe(len(chosen))
         return PipelineResult(queries=tuple(queries), hits=tuple(chosen), rerank=outcome, notes=notes)
 

@@ -4,6 +4,7 @@ POST/GET        /api/v1/datasets                      create / list readable
 GET/PATCH/DELETE /api/v1/datasets/{id}
 POST/GET        /api/v1/datasets/{id}/files           upload many (multipart) -> job / list
 GET/PATCH/DELETE /api/v1/datasets/{id}/files/{file}   read / enable-disable / delete
+GET             /api/v1/datasets/{id}/files/{file}/chunks  a page of its chunks, or a split's neighbours
 POST            /api/v1/datasets/{id}/files/{file}/reindex, /api/v1/datasets/{id}/reindex
 POST            /api/v1/datasets/{id}/search, /api/v1/search
 """
@@ -11,6 +12,7 @@ POST            /api/v1/datasets/{id}/search, /api/v1/search
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,19 +27,23 @@ from ragd.api.kb_schemas import (
     FileUpdate,
     SearchBody,
     UploadForm,
+    chunk_out,
     dataset_out,
     file_out,
     hit_out,
     job_out,
+    timings_out,
 )
 from ragd.api.multipart import read_form
 from ragd.api.schemas import request_body
 from ragd.bootstrap import Services
 from ragd.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
+from ragd.kb import chunks
 from ragd.kb import datasets as ds
 from ragd.kb import files as fs
 from ragd.kb.search import search_datasets
-from ragd.kb_types import Principal
+from ragd.kb_types import Dataset, Principal
+from ragd.observe.timings import collect_timings
 
 router = APIRouter(prefix="/api/v1", tags=["knowledge bases"])
 Svc = Annotated[Services, Depends(services)]
@@ -61,12 +67,19 @@ async def create_dataset(body: DatasetCreate, caller: Caller, svc: Svc) -> dict[
 
 @router.get("/datasets")
 async def list_datasets(caller: Caller, svc: Svc) -> dict[str, Any]:
-    return {"datasets": [dataset_out(d) for d in await ds.list_datasets(svc.knowledge(), caller)]}
+    kb = svc.knowledge()
+    datasets = await ds.list_datasets(kb, caller)
+    stats = await ds.dataset_stats(kb, datasets)
+    return {"datasets": [dataset_out(d, stats[d.id]) for d in datasets]}
 
 
 @router.get("/datasets/{dataset_id}")
 async def get_dataset(dataset_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
-    return dataset_out(await ds.get_dataset(svc.knowledge(), caller, dataset_id))
+    return await _with_stats(svc, await ds.get_dataset(svc.knowledge(), caller, dataset_id))
+
+
+async def _with_stats(svc: Services, dataset: Dataset) -> dict[str, Any]:
+    return dataset_out(dataset, (await ds.dataset_stats(svc.knowledge(), [dataset]))[dataset.id])
 
 
 @router.patch("/datasets/{dataset_id}")
@@ -82,7 +95,7 @@ async def update_dataset(dataset_id: str, body: DatasetUpdate, caller: Caller, s
         reranker=None if body.reranker is None else body.reranker.lower(),
         embedding=None if body.embedding is None else body.embedding.lower(),
     )
-    return dataset_out(dataset)
+    return await _with_stats(svc, dataset)
 
 
 @router.delete("/datasets/{dataset_id}")
@@ -136,6 +149,38 @@ async def get_file(dataset_id: str, file_id: str, caller: Caller, svc: Svc) -> d
     return file_out(await fs.get_file(svc.knowledge(), caller, dataset_id, file_id))
 
 
+@router.get("/datasets/{dataset_id}/files/{file_id}/chunks")
+async def file_chunks(
+    dataset_id: str,
+    file_id: str,
+    caller: Caller,
+    svc: Svc,
+    offset: Annotated[int | None, Query(ge=0, le=1_000_000)] = None,
+    limit: Annotated[int, Query(ge=1, le=chunks.MAX_LIMIT)] = 50,
+    around: Annotated[int | None, Query(ge=0, le=1_000_000, description="a split_id")] = None,
+    radius: Annotated[int, Query(ge=0, le=chunks.MAX_RADIUS)] = 2,
+) -> dict[str, Any]:
+    """The file's chunks by split_id: a page (offset, limit), or those within radius of around."""
+    if around is not None and offset is not None:
+        raise InvalidRequest("give offset (a page) or around (a split_id's neighbours), not both")
+    page = await chunks.read_chunks(
+        svc.knowledge(),
+        caller,
+        dataset_id,
+        file_id,
+        offset=offset or 0,
+        limit=limit,
+        around=around,
+        radius=radius,
+    )
+    return {
+        "file_id": page.file.id,
+        "name": page.file.name,
+        "total": page.total,
+        "chunks": [chunk_out(c) for c in page.chunks],
+    }
+
+
 @router.patch("/datasets/{dataset_id}/files/{file_id}")
 async def update_file(
     dataset_id: str, file_id: str, body: FileUpdate, caller: Caller, svc: Svc
@@ -176,21 +221,25 @@ async def search_all(body: SearchBody, caller: Caller, svc: Svc) -> JSONResponse
 async def _search(
     svc: Services, caller: Principal, body: SearchBody, ids: tuple[str, ...] | None
 ) -> JSONResponse:
-    found = await search_datasets(
-        svc.knowledge(),
-        svc.pipeline,
-        caller,
-        body.query,
-        dataset_ids=ids,
-        k=body.k,
-        mode=body.mode,
-        deadline_s=svc.settings.server.search_timeout_s,
-        knobs=body.knobs(svc.settings.retrieval),
-    )
+    started = time.perf_counter()
+    with collect_timings() as timings:
+        found = await search_datasets(
+            svc.knowledge(),
+            svc.pipeline,
+            caller,
+            body.query,
+            dataset_ids=ids,
+            k=body.k,
+            mode=body.mode,
+            deadline_s=svc.settings.server.search_timeout_s,
+            knobs=body.knobs(svc.settings.retrieval),
+        )
     by_collection = {d.collection_name: d.id for d in found.datasets}
-    return JSONResponse(
-        {
-            "datasets": [d.id for d in found.datasets],
-            "results": [hit_out(h, by_collection) for h in found.hits],
-        }
-    )
+    out: dict[str, Any] = {
+        "datasets": [d.id for d in found.datasets],
+        "results": [hit_out(h, by_collection, explain=body.explain) for h in found.hits],
+    }
+    if body.explain:
+        total_ms = (time.perf_counter() - started) * 1000.0
+        out["timings_ms"] = timings_out(timings.milliseconds(), total_ms)
+    return JSONResponse(out)

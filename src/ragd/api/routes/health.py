@@ -7,19 +7,13 @@ exits non-zero in that case anyway.
 
 from __future__ import annotations
 
-import asyncio
-import logging
-
 from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 
 from ragd.api.auth import Authorized
-from ragd.catalog.base import Catalog
+from ragd.api.deps import readiness
 
-log = logging.getLogger(__name__)
 router = APIRouter()
-
-READY_PROBE_TIMEOUT_S = 5.0
 
 
 @router.get("/health")
@@ -32,33 +26,10 @@ async def health(request: Request) -> JSONResponse:
 
 @router.get("/health/ready")
 async def ready(request: Request) -> JSONResponse:
-    state = request.app.state.ragd
-    services = state.services
-    if services is None:
-        detail = "pipeline failed to start" if state.startup_error else "pipeline not warmed up yet"
+    detail = await readiness(request.app.state.ragd)
+    if detail is not None:
         return JSONResponse({"status": "error", "detail": detail}, status_code=503)
-    try:
-        async with asyncio.timeout(READY_PROBE_TIMEOUT_S):
-            answering = await services.store.ready()
-    except Exception as exc:  # a probe must answer, whatever the store raised
-        log.warning("readiness probe: store check failed: %s", type(exc).__name__)
-        answering = False
-    if not answering:
-        return JSONResponse({"status": "error", "detail": "qdrant unreachable"}, status_code=503)
-    if services.kb is not None and not await _catalog_answers(services.kb.catalog):
-        return JSONResponse({"status": "error", "detail": "catalog unreachable"}, status_code=503)
     return JSONResponse({"status": "ok"})
-
-
-async def _catalog_answers(catalog: Catalog) -> bool:
-    """One cheap read (a dataset that cannot exist) against the catalog's database."""
-    try:
-        async with asyncio.timeout(READY_PROBE_TIMEOUT_S):
-            await catalog.get_dataset("ragd-readiness-probe")
-    except Exception as exc:  # a probe must answer, whatever the database raised
-        log.warning("readiness probe: catalog check failed: %s", type(exc).__name__)
-        return False
-    return True
 
 
 @router.get("/metrics", dependencies=[Authorized], include_in_schema=False)

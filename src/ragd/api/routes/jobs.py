@@ -3,6 +3,7 @@
     GET  /api/v1/jobs                     the key's jobs, newest first
     GET  /api/v1/jobs/{id}                one job with every item's stage
     POST /api/v1/jobs/{id}/cancel
+    POST /api/v1/jobs/{id}/retry          a new job for what a finished job left undone
     GET  /api/v1/events[?job_id=…]        text/event-stream: ``event: job`` with the job's counts,
                                           rate, ETA and failed items whenever it changes
 
@@ -57,6 +58,14 @@ async def get_job(job_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
 @router.post("/jobs/{job_id}/cancel")
 async def cancel_job(job_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
     return job_out(await kb_jobs.cancel_job(svc.knowledge(), caller, job_id))
+
+
+@router.post("/jobs/{job_id}/retry", status_code=202)
+async def retry_job(job_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
+    """A new job for the failed or unfinished items of a finished job (docs/knowledge-bases.md)."""
+    job = await kb_jobs.retry_job(svc.knowledge(), caller, job_id)
+    svc.wake_worker()
+    return job_out(job)
 
 
 @router.get("/events", response_class=StreamingResponse)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 
 from ragd.catalog.sql import records
 from ragd.catalog.sql.engine import Database
-from ragd.catalog.sql.tables import datasets
+from ragd.catalog.sql.tables import datasets, files
 from ragd.errors import NotFound
-from ragd.kb_types import Dataset
+from ragd.kb_types import Dataset, DatasetStats, FileStatus
 
 
 def _taken(ds: Dataset, *, new: bool) -> str:
@@ -74,6 +75,37 @@ class SqlDatasets:
         async with self._db.read() as conn:
             return {row.collection_name: row.embedding for row in await conn.execute(query)}
 
+    async def dataset_stats(self, dataset_ids: Sequence[str] | None) -> dict[str, DatasetStats]:
+        """One GROUP BY (dataset, status) over the files, folded per dataset."""
+        if dataset_ids is not None and not dataset_ids:
+            return {}
+        query = select(
+            files.c.dataset_id,
+            files.c.status,
+            func.count(),
+            func.coalesce(func.sum(files.c.chunks), 0),
+            func.max(files.c.updated_at),
+        ).group_by(files.c.dataset_id, files.c.status)
+        if dataset_ids is not None:
+            query = query.where(files.c.dataset_id.in_(list(dict.fromkeys(dataset_ids))))
+        async with self._db.read() as conn:
+            rows = list(await conn.execute(query))
+        return _fold_stats(rows)
+
     async def delete_dataset(self, dataset_id: str) -> None:
         async with self._db.write() as conn:
             await conn.execute(delete(datasets).where(datasets.c.id == dataset_id))
+
+
+def _fold_stats(rows: Sequence[Any]) -> dict[str, DatasetStats]:
+    """(dataset_id, status, files, chunks, newest updated_at) rows -> stats per dataset."""
+    out: dict[str, DatasetStats] = {}
+    for dataset_id, status, count, chunks, newest in rows:
+        was = out.get(dataset_id, DatasetStats())
+        out[dataset_id] = DatasetStats(
+            files=was.files + int(count),
+            chunks=was.chunks + int(chunks),
+            files_by_status={**was.files_by_status, FileStatus.parse(status): int(count)},
+            last_file_update=max(float(newest), was.last_file_update or 0.0),
+        )
+    return out

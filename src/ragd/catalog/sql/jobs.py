@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import func, insert, select, text, update
+from sqlalchemy import func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ragd.catalog.sql import records
@@ -61,8 +61,15 @@ class SqlJobs:
             row = (await conn.execute(select(jobs).where(jobs.c.id == job_id))).mappings().first()
         return records.job(row) if row is not None else None
 
-    async def count_jobs(self) -> dict[JobStatus, int]:
+    async def count_jobs(
+        self, tenant_id: str | None = None, *, dataset_ids: Sequence[str] | None = None
+    ) -> dict[JobStatus, int]:
         query = select(jobs.c.status, func.count()).group_by(jobs.c.status)
+        if tenant_id is not None:
+            query = query.where(jobs.c.tenant_id == tenant_id)
+        if dataset_ids is not None:
+            ids = list(dict.fromkeys(dataset_ids))
+            query = query.where(or_(jobs.c.dataset_id.is_(None), jobs.c.dataset_id.in_(ids)))
         async with self._db.read() as conn:
             counted = {str(status): int(n) for status, n in await conn.execute(query)}
         return {status: counted.get(status.value, 0) for status in JobStatus}

@@ -1,0 +1,42 @@
+"""One file's chunks in one collection, in document order (``split_id``), read with the store port.
+
+The store scrolls in point-id order (content-derived uuids), so the whole file is read and sorted:
+at most ``max_chunks`` points.  Used to reassemble a document for a model
+(:func:`ragd.answer.documents.read_document`) and to page through a file's chunks on the
+knowledge-base API.
+"""
+
+from __future__ import annotations
+
+from ragd.store.base import VectorStore
+from ragd.types import ChunkMeta, PointFilter, StoredChunk
+
+SCROLL_PAGE = 256
+MAX_CHUNKS = 20_000
+
+
+def split_id(chunk: StoredChunk) -> int:
+    """A chunk's position in its file (0 when a point written by another tool lacks it)."""
+    return ChunkMeta.parse(chunk.meta).split_id or 0
+
+
+async def file_chunks(
+    store: VectorStore,
+    collection: str,
+    file_id: str,
+    *,
+    include_disabled: bool = False,
+    max_chunks: int = MAX_CHUNKS,
+) -> list[StoredChunk]:
+    """The points stored as ``file_id`` in ``collection``, by ``split_id``; a disabled file's
+    points only with ``include_disabled`` (they are out of search, and so out of what a model reads)."""
+    flt = PointFilter(collection_names=(collection,), file_id=file_id)
+    chunks: list[StoredChunk] = []
+    offset: str | None = None
+    while len(chunks) < max_chunks:
+        page, offset = await store.scroll(flt, limit=SCROLL_PAGE, offset=offset)
+        chunks.extend(c for c in page if include_disabled or not ChunkMeta.parse(c.meta).disabled)
+        if offset is None:
+            break
+    chunks.sort(key=split_id)
+    return chunks
