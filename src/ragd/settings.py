@@ -337,6 +337,7 @@ class ServerSettings(BaseModel):
         None, description="bearer key, >= 32 characters; unset: open, allowed on loopback only"
     )
     metrics_enabled: bool = Field(True, description="serve GET /metrics (bearer-protected)")
+    ui_enabled: bool = Field(True, description="serve the web UI at /ui (and redirect / there); docs/ui.md")
     inspection_enabled: bool = Field(False, description="serve GET /api/v1/documents/{id}/chunks")
     debug: bool = Field(False, description="put exception text in ingest error bodies")
     search_timeout_s: float = Field(60.0, gt=0, description="upper bound on one POST /search")

@@ -35,6 +35,7 @@ from ragd.api.routes import (
     sources,
     system,
     tenants,
+    ui,
 )
 from ragd.api.routes.mcp_http import mcp_endpoint, mcp_route
 from ragd.api.state import AppState, ServicesFactory
@@ -130,6 +131,9 @@ def create_app(
     if chat_enabled(settings):
         app.include_router(chat.router)
     app.router.routes.append(mcp_route(mcp))  # the MCP server for agents (docs/mcp.md)
+    if settings.server.ui_enabled:  # the web UI (docs/ui.md)
+        app.include_router(ui.router)
+        app.mount(f"{ui.PREFIX}/static", ui.static_app(), name="ui-static")
     if not settings.server.metrics_enabled:
         app.router.routes = [r for r in app.router.routes if getattr(r, "path", "") != "/metrics"]
     app.add_middleware(RequestMetrics, metrics=metrics)
@@ -144,6 +148,9 @@ def create_app(
         BodyGate,
         settings=settings.server,
         file_routes={loader.PATH: settings.extract.max_file_bytes},
+        keyless=(ui.PREFIX,),
     )
     app.add_middleware(CollapseSlashes)
+    app.add_middleware(ui.UiHeaders)
+    app.add_middleware(ui.SessionKey)  # outermost: the UI's cookie becomes the bearer key first
     return app

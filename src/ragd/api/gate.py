@@ -14,6 +14,9 @@ and parsed first (+580 MB of RSS), then refused.  :class:`BodyGate` wraps the AS
   Content-Type, answers 413 ``FILE_TOO_LARGE`` over that route's limit
   (``extract.max_file_bytes``) instead — a ``.json`` upload is a file, not a JSON request.
 
+Paths under a ``keyless`` prefix (the web UI's ``/ui``: its pages and its sign-in, which carries
+the key in its body) get the size limit but no key check.
+
 Both are raised as ``HTTPException`` inside the route (FastAPI turns any other error
 in a body read into a 400), so the app's one error renderer gives them the shape of
 the surface they arrived on (OpenAI's on ``/v1``).  Routes that never read a body
@@ -34,9 +37,14 @@ from ragd.settings import ServerSettings
 
 class BodyGate:
     def __init__(
-        self, app: ASGIApp, settings: ServerSettings, file_routes: Mapping[str, int] | None = None
+        self,
+        app: ASGIApp,
+        settings: ServerSettings,
+        file_routes: Mapping[str, int] | None = None,
+        keyless: tuple[str, ...] = (),
     ) -> None:
         self.app = app
+        self._keyless = keyless
         self._key = settings.api_key.get_secret_value().encode() if settings.api_key else None
         self._limit = settings.max_json_bytes
         self._file_limits = dict(file_routes or {})
@@ -49,12 +57,15 @@ class BodyGate:
         file_limit = self._file_limits.get(scope["path"])
         json_body = b"json" in headers.get(b"content-type", b"").lower()
         limit = file_limit if file_limit is not None else self._limit if json_body else None
+        path = scope["path"]
+        keyless = any(path == p or path.startswith(p + "/") for p in self._keyless)
         state = {"checked": False, "seen": 0}
 
         async def gated() -> Message:
             if not state["checked"]:
                 state["checked"] = True
-                self._check_key(headers.get(b"authorization", b""))
+                if not keyless:
+                    self._check_key(headers.get(b"authorization", b""))
                 if limit is not None and _declared(headers) > limit:
                     raise self._too_large(file_limit)
             message = await receive()

@@ -1,0 +1,6 @@
+// placeholder: being built
+import { h } from "../dom.js";
+
+export async function render(main) {
+  main.append(h("h1", {}, "jobs"), h("p", {}, "This screen is being built."));
+}

@@ -1,0 +1,406 @@
+// The retrieval sandbox: one query over the chosen datasets with the search knobs, every hit's
+// score breakdown, the stages' latency, the neighbouring chunks, and A/B compare of two knob sets.
+//
+// The state lives in the hash query (#/sandbox?q=…&mode=…&b.mode=…&cmp=1): a search is a link,
+// and Back shows the previous one. It never holds a key: the session cookie does.
+
+import { api, ApiError } from "../api.js";
+import { capabilities, chunkHref, pageLabel } from "../capabilities.js";
+import { clear, field, fmtScore, h, highlight, queryTerms, replace } from "../dom.js";
+
+const MODES = ["hybrid", "dense", "sparse"];
+// hash key → knob; a compare column's keys get the "b." prefix
+const KNOB_KEYS = { mode: "mode", k: "k", w: "vector_weight", div: "diversity", mpf: "max_per_file", rr: "rerank", min: "min_score" };
+const STAGES = { embed_sparse: "BM25 query", embed_dense: "dense query", qdrant: "Qdrant", rerank: "rerank", total: "server total" };
+const SCORE_ROWS = [
+  ["dense", "dense (cosine)"],
+  ["sparse", "sparse (BM25)"],
+  ["fused", "fused"],
+  ["rerank", "rerank"],
+  ["relevance", "relevance"],
+  ["score", "final score"],
+];
+
+export async function render(main, ctx) {
+  const { signal } = ctx;
+  const [caps, listed] = await Promise.all([capabilities(signal), api("GET", "/api/v1/datasets", { signal })]);
+  const datasets = listed.datasets || [];
+  const state = readState(ctx.query);
+  const names = Object.fromEntries(datasets.map((d) => [d.id, d.name]));
+
+  const query = h("input", { type: "search", name: "q", value: state.q, required: true, autocomplete: "off", placeholder: "What are you looking for?" });
+  const picker = datasetPicker(datasets, state.ds);
+  const panels = { a: knobPanel("a", state.a, caps), b: knobPanel("b", state.b, caps) };
+  const compare = h("button", { type: "button", class: "compare-toggle", "aria-pressed": String(state.cmp) }, "Compare A / B");
+  const knobs = h("div", { class: "knob-sets" }, panels.a.el, panels.b.el);
+  const status = h("p", { class: "sandbox-status", role: "status", "aria-live": "polite" });
+  const results = h("div", { class: "sandbox-results" });
+  const showCompare = (on) => {
+    compare.setAttribute("aria-pressed", String(on));
+    panels.b.el.hidden = !on;
+    knobs.classList.toggle("two", on);
+    panels.a.legend.textContent = on ? "Knobs A" : "Knobs";
+  };
+  compare.addEventListener("click", () => showCompare(compare.getAttribute("aria-pressed") !== "true"));
+  showCompare(state.cmp);
+
+  const form = h(
+    "form",
+    { class: "sandbox-form card", role: "search", "aria-label": "Retrieval sandbox" },
+    h("div", { class: "sandbox-query" }, field("Query", query), h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Search"), compare)),
+    picker.el,
+    knobs,
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const next = {
+      q: query.value.trim(),
+      ds: picker.read(),
+      cmp: compare.getAttribute("aria-pressed") === "true",
+      a: panels.a.read(),
+      b: panels.b.read(),
+    };
+    if (!next.q) return;
+    pushState(next);
+    run(next);
+  });
+
+  replace(
+    main,
+    h("h1", {}, "Retrieval sandbox"),
+    h("p", { class: "muted" }, "Search the datasets as the API does, and see why each hit ranks where it does."),
+    form,
+    status,
+    results,
+  );
+
+  async function run(s) {
+    if (s.ds && !s.ds.length) {
+      replace(status, h("span", { class: "error" }, "Choose at least one dataset."));
+      clear(results);
+      return;
+    }
+    replace(status, "Searching…");
+    results.setAttribute("aria-busy", "true");
+    const sets = s.cmp ? [["A", s.a], ["B", s.b]] : [["", s.a]];
+    const outcomes = await Promise.all(sets.map(([, knobs]) => search(s, knobs, signal)));
+    results.removeAttribute("aria-busy");
+    if (signal.aborted) return;
+    const terms = queryTerms(s.q);
+    const columns = sets.map(([label], i) => ({ label, ...outcomes[i] }));
+    const ctxView = { terms, names, signal, columns };
+    replace(results, h("div", { class: ["result-columns", s.cmp ? "two" : null] }, columns.map((col, i) => resultColumn(col, i, ctxView))));
+    replace(status, columns.map((c) => summary(c)).join(" · "));
+  }
+
+  if (state.q) run(state);
+}
+
+// ---- state in the hash ------------------------------------------------------------------
+
+function readState(q) {
+  const knobs = (prefix) => {
+    const out = {};
+    for (const [key, knob] of Object.entries(KNOB_KEYS)) {
+      const v = q.get(prefix + key);
+      if (v !== null && v !== "") out[knob] = v;
+    }
+    return out;
+  };
+  const ds = q.get("ds");
+  return { q: q.get("q") || "", ds: ds === null ? null : ds.split(",").filter(Boolean), cmp: q.get("cmp") === "1", a: knobs(""), b: knobs("b.") };
+}
+
+function pushState(s) {
+  const q = new URLSearchParams();
+  q.set("q", s.q);
+  if (s.ds) q.set("ds", s.ds.join(","));
+  if (s.cmp) q.set("cmp", "1");
+  const put = (prefix, knobs) => {
+    for (const [key, knob] of Object.entries(KNOB_KEYS)) {
+      if (knobs[knob] !== undefined && knobs[knob] !== "") q.set(prefix + key, knobs[knob]);
+    }
+  };
+  put("", s.a);
+  if (s.cmp) put("b.", s.b);
+  const hash = `#/sandbox?${q}`;
+  // pushState fires no hashchange: the screen stays; Back fires one and re-renders from the hash
+  if (location.hash === hash) history.replaceState(null, "", hash);
+  else history.pushState(null, "", hash);
+}
+
+// ---- the form ---------------------------------------------------------------------------
+
+function datasetPicker(datasets, chosen) {
+  const boxes = datasets.map((d) =>
+    h("label", { class: "check" }, h("input", { type: "checkbox", value: d.id, checked: !chosen || chosen.includes(d.id) }), ` ${d.name}`),
+  );
+  const setAll = (on) => boxes.forEach((b) => (b.firstChild.checked = on));
+  const el = h(
+    "fieldset",
+    { class: "dataset-picker" },
+    h("legend", {}, "Datasets"),
+    datasets.length
+      ? [
+          h("div", { class: "checks" }, boxes),
+          h(
+            "div",
+            { class: "actions" },
+            h("button", { type: "button", class: "small", onclick: () => setAll(true) }, "All"),
+            h("button", { type: "button", class: "small", onclick: () => setAll(false) }, "None"),
+          ),
+        ]
+      : h("p", { class: "muted" }, "No dataset to search yet. ", h("a", { href: "#/datasets" }, "Create one and upload files"), "."),
+  );
+  // every box checked: no dataset_ids (the key's every readable dataset, new ones included)
+  const read = () => {
+    const ids = boxes.filter((b) => b.firstChild.checked).map((b) => b.firstChild.value);
+    return ids.length === boxes.length ? null : ids;
+  };
+  return { el, read };
+}
+
+function knobPanel(id, values, caps) {
+  const modes = (caps && Array.isArray(caps.modes) && caps.modes.length ? caps.modes : MODES).map(String);
+  const fallback = caps && caps.default_mode && modes.includes(caps.default_mode) ? caps.default_mode : "hybrid";
+  const mode = h("select", { name: `${id}-mode` }, modes.map((m) => h("option", { value: m, selected: (values.mode || fallback) === m }, m)));
+  const k = h("input", { type: "number", name: `${id}-k`, min: 1, max: 100, step: 1, value: values.k || "5", inputmode: "numeric" });
+  const defaultW = caps && typeof caps.vector_weight === "number" ? caps.vector_weight : 0.6;
+  const weight = slider(`${id}-w`, values.vector_weight, defaultW);
+  const diversity = slider(`${id}-div`, values.diversity, 0);
+  const perFile = h("input", { type: "number", name: `${id}-mpf`, min: 1, max: 100, step: 1, value: values.max_per_file || "", placeholder: "no cap", inputmode: "numeric" });
+  const minScore = h("input", { type: "number", name: `${id}-min`, min: 0, max: 1, step: 0.01, value: values.min_score || "", placeholder: "server default", inputmode: "decimal" });
+  const rerankers = caps && Array.isArray(caps.rerankers) ? caps.rerankers.map((r) => (typeof r === "string" ? r : r && r.name)).filter(Boolean) : [];
+  const rerank = rerankers.length
+    ? h(
+        "select",
+        { name: `${id}-rr` },
+        h("option", { value: "" }, "dataset's default"),
+        h("option", { value: "false", selected: values.rerank === "false" }, "off"),
+        rerankers.map((r) => h("option", { value: r, selected: values.rerank === r }, r)),
+      )
+    : null;
+  const fusion = caps && caps.fusion ? ` (${caps.fusion} fusion)` : "";
+  const weightField = field("Dense share", weight.el, `hybrid only${fusion}: 0 = BM25 alone, 1 = dense alone`);
+  const syncMode = () => (weightField.hidden = mode.value !== "hybrid");
+  mode.addEventListener("change", syncMode);
+  syncMode();
+  const legend = h("legend", {}, id === "a" ? "Knobs" : "Knobs B");
+  const el = h(
+    "fieldset",
+    { class: ["knobs", `knobs-${id}`] },
+    legend,
+    h(
+      "div",
+      { class: "knob-grid" },
+      field("Mode", mode),
+      field("Results (k)", k),
+      weightField,
+      field("Diversity (MMR)", diversity.el, "0 keeps the ranking"),
+      field("Max per file", perFile),
+      field("Min relevance", minScore, "0–1; drops hits below it"),
+      rerank ? field("Reranker", rerank) : null,
+    ),
+  );
+  const read = () => ({
+    mode: mode.value,
+    k: k.value,
+    vector_weight: weight.read(),
+    diversity: diversity.read(),
+    max_per_file: perFile.value,
+    min_score: minScore.value,
+    rerank: rerank ? rerank.value : "",
+  });
+  return { el, legend, read };
+}
+
+/** A 0–1 range with its value shown; read() is "" until the user moves it (server default). */
+function slider(name, value, fallback) {
+  let touched = value !== undefined && value !== "";
+  const input = h("input", { type: "range", id: `sb-${name}`, name, min: 0, max: 1, step: 0.05, value: touched ? value : String(fallback) });
+  const out = h("output", { for: input.id, class: "slider-value" }, Number(input.value).toFixed(2));
+  input.addEventListener("input", () => {
+    touched = true;
+    out.textContent = Number(input.value).toFixed(2);
+  });
+  return { el: h("span", { class: "slider" }, input, out), read: () => (touched ? input.value : "") };
+}
+
+// ---- searching --------------------------------------------------------------------------
+
+async function search(s, knobs, signal) {
+  const body = { query: s.q, k: int(knobs.k, 5), mode: knobs.mode || "hybrid", explain: true };
+  if (s.ds) body.dataset_ids = s.ds;
+  if (knobs.vector_weight !== undefined && knobs.vector_weight !== "" && body.mode === "hybrid") body.vector_weight = Number(knobs.vector_weight);
+  if (knobs.diversity) body.diversity = Number(knobs.diversity);
+  if (knobs.max_per_file) body.max_per_file = int(knobs.max_per_file);
+  if (knobs.min_score !== undefined && knobs.min_score !== "") body.min_score = Number(knobs.min_score);
+  if (knobs.rerank) body.rerank = knobs.rerank === "false" ? false : knobs.rerank;
+  const started = performance.now();
+  try {
+    const out = await api("POST", "/api/v1/search", { json: body, signal });
+    return { body, hits: out.results || [], timings: out.timings_ms || null, roundTrip: performance.now() - started };
+  } catch (err) {
+    if (signal.aborted) return { body, hits: [], aborted: true };
+    return { body, hits: [], error: err instanceof ApiError ? err.describe() : String(err.message || err) };
+  }
+}
+
+function int(v, fallback) {
+  const n = Number.parseInt(v, 10);
+  return Number.isFinite(n) ? n : fallback;
+}
+
+function hitKey(hit) {
+  return hit.id || `${hit.dataset_id}/${hit.file_id}/${hit.split_id}`;
+}
+
+function summary(col) {
+  const tag = col.label ? `${col.label}: ` : "";
+  if (col.error) return `${tag}error`;
+  const n = col.hits.length;
+  return `${tag}${n} hit${n === 1 ? "" : "s"} in ${Math.round(col.roundTrip || 0)} ms`;
+}
+
+// ---- results ----------------------------------------------------------------------------
+
+function resultColumn(col, index, view) {
+  const other = view.columns.length === 2 ? view.columns[1 - index] : null;
+  const otherRanks = other ? new Map(other.hits.map((hit, i) => [hitKey(hit), i + 1])) : null;
+  const heading = col.label ? `Results ${col.label}` : "Results";
+  const describe = `${col.body.mode}, k ${col.body.k}` + knobText(col.body);
+  const section = h("section", { class: "result-column", "aria-label": heading }, h("h2", {}, heading, " ", h("span", { class: "muted knob-text" }, describe)));
+  if (col.error) {
+    section.append(h("p", { class: "error", role: "alert" }, col.error));
+    return section;
+  }
+  section.append(timingTable(col.timings, col.roundTrip));
+  if (!col.hits.length) {
+    const floor = col.body.min_score !== undefined ? ` above the relevance floor ${col.body.min_score}` : "";
+    section.append(h("p", { class: "empty-state" }, `No hits${floor}. Try other words, another mode, or a lower min relevance.`));
+    return section;
+  }
+  const maxSparse = Math.max(0, ...col.hits.map((x) => (x.scores && x.scores.sparse) || 0));
+  const list = h("ol", { class: "hits" });
+  col.hits.forEach((hit, i) => list.append(hitCard(hit, i + 1, { ...view, maxSparse, otherRanks, otherLabel: other && other.label })));
+  section.append(list);
+  return section;
+}
+
+function knobText(body) {
+  const parts = [];
+  if (body.vector_weight !== undefined) parts.push(`dense share ${body.vector_weight}`);
+  if (body.diversity) parts.push(`diversity ${body.diversity}`);
+  if (body.max_per_file) parts.push(`≤ ${body.max_per_file}/file`);
+  if (body.min_score !== undefined) parts.push(`min ${body.min_score}`);
+  if (body.rerank !== undefined) parts.push(`rerank ${body.rerank}`);
+  return parts.length ? `, ${parts.join(", ")}` : "";
+}
+
+function timingTable(timings, roundTrip) {
+  const rows = [];
+  for (const [stage, ms] of Object.entries(timings || {})) {
+    rows.push(h("div", { class: ["timing", stage === "total" ? "total" : null] }, h("dt", {}, STAGES[stage] || stage.replaceAll("_", " ")), h("dd", {}, ms === null || ms === undefined ? "–" : `${fmtMs(ms)} ms`)));
+  }
+  rows.push(h("div", { class: "timing total" }, h("dt", {}, "round trip (browser)"), h("dd", {}, `${fmtMs(roundTrip)} ms`)));
+  return h("dl", { class: "timings", "aria-label": "Latency by stage" }, rows);
+}
+
+function fmtMs(ms) {
+  return ms >= 100 ? String(Math.round(ms)) : Number(ms).toFixed(1);
+}
+
+function hitCard(hit, rank, view) {
+  const where = [pageLabel(hit.page), hit.headers && hit.headers.length ? hit.headers.join(" › ") : null].filter(Boolean).join(" · ");
+  const dataset = view.names[hit.dataset_id] || hit.dataset_id;
+  const canOpen = hit.dataset_id && hit.file_id;
+  const neighbours = h("div", { class: "neighbours", hidden: true });
+  const card = h(
+    "li",
+    { class: "hit card", "data-rank": rank, "data-file": hit.name || "" },
+    h(
+      "header",
+      { class: "hit-head" },
+      h("span", { class: "rank", "aria-label": `rank ${rank}` }, `#${rank}`),
+      h("strong", { class: "hit-name" }, hit.name || hit.source || hit.file_id || "(unnamed)"),
+      where ? h("span", { class: "muted" }, where) : null,
+      dataset ? h("span", { class: "badge" }, dataset) : null,
+      compareBadge(hit, rank, view),
+    ),
+    h("div", { class: "hit-body" }, h("p", { class: "hit-text" }, highlight(hit.content || "", view.terms)), scoreTable(hit, view.maxSparse)),
+    h(
+      "div",
+      { class: "actions" },
+      canOpen && hit.split_id !== null && hit.split_id !== undefined ? neighbourButton(hit, neighbours, view) : null,
+      canOpen ? h("a", { href: chunkHref(hit.dataset_id, hit.file_id, hit.split_id), class: "open-chunk" }, "Open in the chunk viewer") : null,
+    ),
+    neighbours,
+  );
+  return card;
+}
+
+function compareBadge(hit, rank, view) {
+  if (!view.otherRanks) return null;
+  const there = view.otherRanks.get(hitKey(hit));
+  if (!there) return h("span", { class: "badge only" }, `only here`);
+  const moved = there - rank; // > 0: ranks better here than in the other list
+  const arrow = moved > 0 ? `▲${moved}` : moved < 0 ? `▼${-moved}` : "=";
+  const text = `also #${there} in ${view.otherLabel} (${arrow})`;
+  return h("span", { class: "badge both", title: moved ? `${Math.abs(moved)} place(s) ${moved > 0 ? "higher" : "lower"} here` : "same rank" }, text);
+}
+
+function scoreTable(hit, maxSparse) {
+  const s = hit.scores || {};
+  const values = { dense: s.dense, sparse: s.sparse, fused: s.fused, rerank: s.rerank, relevance: hit.relevance, score: hit.score };
+  const rows = SCORE_ROWS.filter(([key]) => hit.scores || key === "relevance" || key === "score").map(([key, label]) => {
+    const v = values[key];
+    const known = v !== null && v !== undefined;
+    const max = key === "sparse" ? maxSparse || 1 : 1;
+    return h(
+      "tr",
+      { "data-score": key },
+      h("th", { scope: "row" }, label),
+      h("td", { class: "num" }, known ? fmtScore(v) : "–"),
+      h("td", { class: "bar" }, known ? h("meter", { min: 0, max, value: Math.max(0, v), "aria-hidden": "true" }) : null),
+    );
+  });
+  return h("table", { class: "scores" }, h("caption", {}, "Score breakdown"), h("tbody", {}, rows));
+}
+
+function neighbourButton(hit, box, view) {
+  const button = h("button", { type: "button", class: "small", "aria-expanded": "false" }, "Neighbours");
+  let loaded = false;
+  button.addEventListener("click", async () => {
+    const open = button.getAttribute("aria-expanded") !== "true";
+    button.setAttribute("aria-expanded", String(open));
+    box.hidden = !open;
+    if (!open || loaded) return;
+    replace(box, h("p", { class: "loading" }, "Loading the surrounding chunks…"));
+    const path = `/api/v1/datasets/${encodeURIComponent(hit.dataset_id)}/files/${encodeURIComponent(hit.file_id)}/chunks?around=${encodeURIComponent(hit.split_id)}&radius=2`;
+    try {
+      const out = await api("GET", path, { signal: view.signal });
+      loaded = true;
+      const chunks = [...(out.chunks || [])].sort((x, y) => x.split_id - y.split_id);
+      replace(
+        box,
+        h("h3", {}, "Surrounding chunks"),
+        h(
+          "ol",
+          { class: "neighbour-list" },
+          chunks.map((c) =>
+            h(
+              "li",
+              { class: ["neighbour", c.split_id === hit.split_id ? "current" : null], "aria-current": c.split_id === hit.split_id ? "true" : null },
+              h("span", { class: "muted" }, `chunk ${c.split_id}`, c.split_id === hit.split_id ? " (this hit)" : "", pageLabel(c.page) ? ` · ${pageLabel(c.page)}` : ""),
+              h("p", {}, highlight(c.content || "", view.terms)),
+            ),
+          ),
+        ),
+      );
+    } catch (err) {
+      if (view.signal.aborted) return;
+      replace(box, h("p", { class: "error", role: "alert" }, err instanceof ApiError ? err.describe() : String(err.message || err)));
+    }
+  });
+  return button;
+}

@@ -1,0 +1,191 @@
+"""The retrieval sandbox (#/sandbox) in a real browser against a live ragd with indexed files.
+
+One tenant's dataset holds a few small, distinct files (one of them hostile: its text is an HTML
+tag with a script handler); another tenant has a dataset of its own. The tests search as a user
+would, through the form or a shared link, and read what the page shows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from tests.kb.conftest import SERVICE_KEY, Api, new_tenant
+from tests.support.live_server import LiveServer
+from tests.ui.conftest import PHONE, shot, sign_in
+
+FACT = "How often does the lighthouse keeper wind the clockwork lens?"
+LIGHTHOUSE = "\n\n".join(
+    [
+        "# Skerryvore lighthouse",
+        "The lighthouse stands on a reef twelve miles out to sea and was finished in 1844.",
+        "Supplies arrive by boat once a fortnight when the swell allows a landing at the jetty.",
+        "The keeper winds the clockwork lens mechanism every four hours through the night.",
+        "Fog signals are sounded by a compressed air horn whenever visibility falls below two miles.",
+        "Each keeper serves four weeks on the rock and then four weeks ashore with the family.",
+    ]
+)
+BAKERY = (
+    "# Sourdough\n\nThe bakery feeds its rye starter with flour and water at dawn; the loaves prove "
+    "for eighteen hours in wicker baskets before they are baked in the wood-fired oven."
+)
+ORCHARD = (
+    "# Orchard\n\nThe apple trees are pruned in February, and the cider press runs from late "
+    "September until the last russet apples are picked in November."
+)
+HOSTILE = "# Notice\n\nThe quarantine notice for the greenhouse reads <img src=x onerror=alert(1)> verbatim."
+SECRET = "# Payroll\n\nThe payroll of the lighthouse company is kept in the zinc ledger by the treasurer."
+
+
+def upload(api: Api, dataset_id: str, *files: tuple[str, str]) -> None:
+    parts = [("files", (name, text.encode(), "text/markdown")) for name, text in files]
+    sent = api.ok("POST", f"/api/v1/datasets/{dataset_id}/files", 202, files=parts)
+    assert api.wait_job(sent["job"]["id"])["status"] == "succeeded"
+
+
+@pytest.fixture(scope="module")
+def corpus(service_api: Api) -> Iterator[dict[str, Any]]:
+    """Tenant "harbour" with the sandbox's dataset; tenant "other" with its own (a reader key)."""
+    harbour_id, _ = new_tenant(service_api, "harbour")
+    chunking = {"strategy": "recursive", "size": 120, "overlap": 0}
+    body = {"name": "handbook", "tenant_id": harbour_id, "chunking": chunking}
+    ds = service_api.ok("POST", "/api/v1/datasets", 201, json=body)
+    upload(
+        service_api,
+        ds["id"],
+        ("lighthouse.md", LIGHTHOUSE),
+        ("bakery.md", BAKERY),
+        ("orchard.md", ORCHARD),
+        ("notice.md", HOSTILE),
+    )
+    other_id, keys = new_tenant(service_api, "other", "reader")
+    mine = {"name": "payroll", "tenant_id": other_id}
+    other_ds = service_api.ok("POST", "/api/v1/datasets", 201, json=mine)
+    upload(service_api, other_ds["id"], ("payroll.md", SECRET))
+    yield {"dataset": ds, "other_dataset": other_ds, "reader": keys["reader"]}
+    keys["reader"].close()
+
+
+def search(page: Any, query: str) -> None:
+    page.get_by_label("Query").fill(query)
+    page.get_by_role("button", name="Search", exact=True).click()
+    page.locator(".sandbox-status").filter(has_text=re.compile(r"hits? in \d+ ms")).wait_for()
+
+
+def hit(page: Any, rank: int, column: Any = None) -> Any:
+    return (column or page).locator(f"li.hit[data-rank='{rank}']")
+
+
+def test_a_fact_is_hit_first_with_marks_scores_timings_and_neighbours(
+    page: Any, ui_server: LiveServer, corpus: dict[str, Any], tmp_path: Path
+) -> None:
+    sign_in(page, ui_server.url, SERVICE_KEY)
+    page.goto(f"{ui_server.url}/ui/#/sandbox")
+    page.get_by_role("checkbox", name="handbook").wait_for()
+    assert page.get_by_role("checkbox", name="payroll").is_checked()  # the service key reads both
+    search(page, FACT)
+    first = hit(page, 1)
+    assert first.get_attribute("data-file") == "lighthouse.md"
+    marks = [m.lower() for m in first.locator(".hit-text mark").all_inner_texts()]
+    for word in ("keeper", "clockwork", "lens"):  # a long word's stem is marked (dom.queryTerms)
+        assert any(word.startswith(m) and len(m) >= 4 for m in marks), (word, marks)
+    for component in ("dense", "sparse", "fused", "relevance", "score"):
+        cell = first.locator(f"tr[data-score='{component}'] td.num")
+        assert re.fullmatch(r"-?\d+\.\d{3}", cell.inner_text()), (component, cell.inner_text())
+    timings = page.locator("dl.timings").first
+    assert re.search(r"Qdrant\s*[\d.]+ ms", timings.inner_text())
+    assert re.search(r"round trip \(browser\)\s*[\d.]+ ms", timings.inner_text())
+    assert "q=How+often" in page.url
+    assert SERVICE_KEY not in page.url
+
+    first.get_by_role("button", name="Neighbours").click()
+    neighbours = first.locator("li.neighbour")
+    neighbours.first.wait_for()
+    assert neighbours.count() >= 2
+    current = first.locator("li.neighbour.current")
+    assert "clockwork lens" in current.inner_text()
+    splits = [int(re.search(r"chunk (\d+)", t).group(1)) for t in neighbours.all_inner_texts()]  # type: ignore[union-attr]
+    assert splits == sorted(splits)
+    href = first.get_by_role("link", name="Open in the chunk viewer").get_attribute("href")
+    assert href.startswith(f"#/datasets/{corpus['dataset']['id']}/files/")
+    assert "?split=" in href
+    shot(page, "sandbox", tmp_path)
+
+    search(page, "sourdough starter loaves")
+    assert hit(page, 1).get_attribute("data-file") == "bakery.md"
+    page.go_back()  # the previous search, from the hash
+    page.locator("li.hit[data-rank='1'][data-file='lighthouse.md']").wait_for()
+    assert page.get_by_label("Query").input_value() == FACT
+
+
+def test_compare_dense_against_sparse_shows_two_lists_with_shared_hits(
+    page: Any, ui_server: LiveServer, corpus: dict[str, Any], tmp_path: Path
+) -> None:
+    sign_in(page, ui_server.url, SERVICE_KEY)
+    link = f"#/sandbox?q={quote(FACT)}&cmp=1&mode=dense&k=4&b.mode=sparse&b.k=4"
+    page.goto(f"{ui_server.url}/ui/{link}")
+    a = page.get_by_role("region", name="Results A")
+    b = page.get_by_role("region", name="Results B")
+    hit(page, 1, a).wait_for()
+    hit(page, 1, b).wait_for()
+    assert "dense" in a.locator("h2").inner_text()
+    assert "sparse" in b.locator("h2").inner_text()
+    assert hit(page, 1, a).get_attribute("data-file") == "lighthouse.md"
+    assert hit(page, 1, b).get_attribute("data-file") == "lighthouse.md"
+    assert "also #1 in B (=)" in hit(page, 1, a).inner_text()
+    assert a.locator("li.hit").count() >= 1
+    assert b.locator("li.hit").count() >= 1
+    assert page.get_by_role("button", name="Compare A / B").get_attribute("aria-pressed") == "true"
+    assert page.locator(".knobs-b").get_by_label("Mode").input_value() == "sparse"  # set B from the link
+    shot(page, "sandbox-compare", tmp_path)
+
+
+def test_a_relevance_floor_nothing_passes_says_so(
+    page: Any, ui_server: LiveServer, corpus: dict[str, Any]
+) -> None:
+    sign_in(page, ui_server.url, SERVICE_KEY)
+    page.goto(f"{ui_server.url}/ui/#/sandbox")
+    page.locator(".knobs-a").get_by_label("Min relevance").fill("0.99")
+    page.get_by_label("Query").fill("what colour is the sky on mars")
+    page.get_by_role("button", name="Search", exact=True).click()
+    page.get_by_text("No hits above the relevance floor 0.99").wait_for()
+    assert page.locator("li.hit").count() == 0
+    assert "min=0.99" in page.url
+
+
+def test_a_tenant_key_sees_only_its_own_datasets_and_hits(
+    page: Any, ui_server: LiveServer, corpus: dict[str, Any], tmp_path: Path
+) -> None:
+    sign_in(page, ui_server.url, corpus["reader"].key)
+    page.set_viewport_size(PHONE)
+    page.goto(f"{ui_server.url}/ui/#/sandbox")
+    page.get_by_role("checkbox", name="payroll").wait_for()
+    assert page.locator(".dataset-picker input[type=checkbox]").count() == 1
+    search(page, FACT)
+    files = {h.get_attribute("data-file") for h in page.locator("li.hit").all()}
+    assert files == {"payroll.md"}, files
+    assert "clockwork" not in page.locator("main").inner_text()
+    page.locator("li.hit").first.scroll_into_view_if_needed()
+    shot(page, "sandbox-phone", tmp_path)
+
+
+def test_hostile_content_is_shown_as_text(page: Any, ui_server: LiveServer, corpus: dict[str, Any]) -> None:
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    sign_in(page, ui_server.url, SERVICE_KEY)
+    page.goto(f"{ui_server.url}/ui/#/sandbox")
+    search(page, "quarantine notice greenhouse")
+    first = hit(page, 1)
+    assert first.get_attribute("data-file") == "notice.md"
+    assert "<img src=x onerror=alert(1)>" in first.locator(".hit-text").inner_text()
+    first.get_by_role("button", name="Neighbours").click()
+    first.locator("li.neighbour.current").wait_for()
+    page.wait_for_timeout(300)
+    assert page.locator("img[src=x]").count() == 0
+    assert page.locator("main img").count() == 0
+    assert dialogs == []
