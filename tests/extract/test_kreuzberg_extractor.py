@@ -7,7 +7,7 @@ import time
 import pytest
 
 from ragd.errors import EmptyDocument, EncryptedDocument, ExtractionError, OcrUnavailable
-from ragd.extract.kreuzberg_extractor import KreuzbergExtractor
+from ragd.extract.kreuzberg_extractor import KreuzbergExtractor, squeeze_repeats
 from ragd.extract.ocr import OcrStatus
 from ragd.extract.router import RoutingExtractor, build_extractor
 from ragd.settings import ExtractSettings
@@ -72,6 +72,25 @@ def test_corrupt_files_fail_with_an_actionable_extraction_error(
     assert caught.value.code == "EXTRACTION_FAILED"
     assert name in str(caught.value)
     assert "corrupt" in str(caught.value)
+    message = caught.value.message
+    assert squeeze_repeats(message) == message  # a library's repeated cause chain is said once
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (
+            "Invalid PDF: Pdfium: FormatError: Invalid PDF: Pdfium: FormatError",
+            "Invalid PDF: Pdfium: FormatError",
+        ),
+        ("a: a: a: b", "a: b"),
+        ("a: b: c", "a: b: c"),
+        ("a: b: a", "a: b: a"),
+        ("", ""),
+    ],
+)
+def test_a_repeated_cause_chain_is_said_once(given: str, said: str) -> None:
+    assert squeeze_repeats(given) == said
 
 
 def test_blank_pdf_is_an_empty_document(extractor: RoutingExtractor) -> None:

@@ -266,7 +266,7 @@ def _meta(result: kreuzberg.ExtractionResult, kind: FileKind) -> dict[str, Any]:
 def _translate(
     exc: BaseException, call: _Call, *, ocr_language: str | None = None
 ) -> ExtractionError | PayloadTooLarge:
-    message = str(getattr(exc, "message", exc))[:300]
+    message = squeeze_repeats(str(getattr(exc, "message", exc)))[:300]
     if isinstance(exc, kreuzberg.ExtractionTimeoutError):
         return _timeout(call)
     if "out of memory" in message.lower() or isinstance(exc, MemoryError):
@@ -287,6 +287,20 @@ def _translate(
         f"could not read {call.source!r} as {call.file_type.kind.value}: {message}",
         hint="the file may be corrupt or truncated: open it in its application and save it again",
     )
+
+
+def squeeze_repeats(message: str) -> str:
+    """A library message with its ``a: b: a: b`` chain said once (PDFium's errors repeat their cause)."""
+    parts = message.split(": ")
+    i = 0
+    while i < len(parts):
+        for size in range(1, (len(parts) - i) // 2 + 1):
+            if parts[i : i + size] == parts[i + size : i + 2 * size]:
+                del parts[i + size : i + 2 * size]
+                break
+        else:
+            i += 1
+    return ": ".join(parts)
 
 
 def _timeout(call: _Call) -> ExtractionError:
