@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Set-up and the two everyday jobs, with nothing but Python on the machine.
 
-    python3 dev.py demo     # create .venv, install ragd, index ragd's docs, answer a search
+    python3 dev.py demo     # create .venv, install ragd, index ragd's docs, answer a search, serve the UI
     python3 dev.py test     # create .venv, install ragd[dev], lint + types + layers + all tests
     python3 dev.py setup    # only create/refresh .venv
 
@@ -68,7 +68,8 @@ def main(argv: list[str]) -> int:
     setup()
     try:
         if job == "demo":
-            run(BIN / "ragd", "demo", *argv[1:], env=env())
+            extra = argv[1:] if "--no-serve" in argv else [*argv[1:], "--serve"]
+            run(BIN / "ragd", "demo", *extra, env=env())
         elif job == "test":
             test(argv[1:])
     except subprocess.CalledProcessError as exc:

@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import httpx
@@ -122,3 +123,39 @@ def test_a_fatal_start_up_error_exits_non_zero(env: dict[str, str], tmp_path: Pa
     finally:
         first.send_signal(signal.SIGINT)
         first.wait(60)
+
+
+def test_the_demo_serves_its_docs_as_a_dataset_in_the_ui(env: dict[str, str], tmp_path: Path) -> None:
+    """The README's first command: index the docs, answer, then serve the UI with them as a dataset."""
+    port = free_port()
+    log_path = tmp_path / "demo.log"
+    demo_env = {**env, "RAGD_SERVER__PORT": str(port), "COLUMNS": "200"}
+    with log_path.open("w") as log:
+        proc = ragd(["demo", "--serve"], demo_env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(proc, url, output=log_path.read_text)
+        assert f"Open {url}/ui/" in log_path.read_text()
+        assert httpx.get(f"{url}/", follow_redirects=True).headers["content-type"].startswith("text/html")
+        deadline = time.monotonic() + 120
+        while True:
+            (dataset,) = httpx.get(f"{url}/api/v1/datasets").json()["datasets"]
+            if dataset.get("status") == "ready" or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert dataset["name"] == "ragd docs"
+        assert dataset["files"] >= 10
+        assert dataset["files_by_status"] == {"indexed": dataset["files"]}
+        found = httpx.post(
+            f"{url}/api/v1/search", json={"query": "How do I run the tests?"}, timeout=60
+        ).json()
+        assert found["results"]
+    finally:
+        proc.send_signal(signal.SIGINT)  # Ctrl+C: uvicorn shuts down, then re-raises the signal
+        assert proc.wait(timeout=30) in (0, 130, -signal.SIGINT)
+    assert "Traceback" not in log_path.read_text()
+    # a second run finds its dataset and queues nothing again
+    second = ragd(["demo", "--no-serve"], demo_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out, _ = second.communicate(timeout=300)
+    assert second.returncode == 0, out
+    assert "Open http" not in out

@@ -209,6 +209,9 @@ def test_an_unknown_path_goes_to_the_upstream_byte_for_byte(
     tags = http.get("/api/tags", headers=AUTH)
     assert tags.json() == {"models": [{"name": "llama3"}]}, "a path outside /v1 goes to the origin"
 
+    upstream.expect("GET", "/", Reply.json({"running": True}))
+    assert http.get("/", headers=AUTH).json() == {"running": True}, "no web UI here: / is the upstream's"
+
     before = len(upstream.requests)
     assert http.post("/v1/embeddings", content=sent).status_code == 401
     assert len(upstream.requests) == before, "an unauthenticated request never reaches the upstream"

@@ -46,11 +46,16 @@ def proxy_settings(
     settings: Settings, *, upstream: str, collection: str, model: str | None = None
 ) -> Settings:
     """``settings`` for a proxy: the chat proxy on, over ``upstream`` (``model``: the default model,
-    else RAGD_LLM__MODEL's), retrieving from ``collection`` for every model."""
+    else RAGD_LLM__MODEL's), retrieving from ``collection`` for every model; no web UI (``/`` and
+    every path no proxy route answers go to the upstream)."""
     llm = {**settings.llm.model_dump(), "base_url": upstream} | ({"model": model} if model else {})
     chat = {**settings.chat.model_dump(), "enabled": True, "default_collection": collection}
     return settings.model_copy(
-        update={"llm": LlmSettings.model_validate(llm), "chat": ChatSettings.model_validate(chat)}
+        update={
+            "llm": LlmSettings.model_validate(llm),
+            "chat": ChatSettings.model_validate(chat),
+            "server": settings.server.model_copy(update={"ui_enabled": False}),
+        }
     )
 
 

@@ -372,6 +372,9 @@ def _serve_app(api: Any, settings: Settings) -> None:
     server = settings.server
     if server.api_key is None:
         logging.getLogger("ragd.api").warning("no API key set: the API is open to anyone on this machine")
+    shown = f"[{server.host}]" if ":" in server.host else server.host
+    if server.ui_enabled and api.state.ragd.settings.server.ui_enabled:
+        logging.getLogger("ragd.api").info("web UI: http://%s:%d/ui/", shown, server.port)
     runner = uvicorn.Server(uvicorn.Config(api, host=server.host, port=server.port, log_config=None))
     state = api.state.ragd
     state.on_fatal = lambda _exc: setattr(runner, "should_exit", True)  # stop serving: nothing can work
@@ -433,8 +436,15 @@ def proxy(
 def demo(
     question: Annotated[str, typer.Argument(help="what to ask the demo corpus")] = DEMO_QUESTION,
     data_dir: DataDir = None,
+    serve_ui: Annotated[
+        bool,
+        typer.Option(
+            "--serve/--no-serve",
+            help="then serve the web UI on loopback, with the docs as a dataset of a 'demo' tenant",
+        ),
+    ] = False,
 ) -> None:
-    """Index ragd's own documentation and answer a search about it."""
+    """Index ragd's own documentation and answer a search about it (then, with --serve, open the web UI)."""
     docs = Path(__file__).resolve().parents[3] / "docs"
     readme = docs.parent / "README.md"
     if not docs.is_dir():
@@ -458,8 +468,28 @@ def demo(
         hits = list((await services.pipeline.run(request)).hits)
         console.print()
         render.hits(console, question, hits, explain=True)
+        if serve_ui:
+            from ragd.kb.seed import seed_dataset
+
+            seeded = await seed_dataset(
+                services.knowledge(),
+                [f.path for f in files],
+                tenant="demo",
+                dataset="ragd docs",
+                description="ragd's own documentation (ragd demo)",
+            )
+            if seeded.job is not None:
+                console.print(f"Queued {len(files)} files into the dataset 'ragd docs' (tenant 'demo').")
 
     _run(settings, job)
+    if serve_ui:
+        from ragd.api.app import create_app
+
+        bound = _bound(settings, None, None)
+        url = f"http://{bound.server.host}:{bound.server.port}/ui/"
+        console.print(f"\n[bold]Open {url}[/bold] (the web UI; Ctrl+C stops the server)")
+        _configure_logging(bound)
+        _serve_app(create_app(bound), bound)
 
 
 app.add_typer(tenants_app, name="tenants")
