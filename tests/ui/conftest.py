@@ -123,7 +123,7 @@ def sign_in(page: Any, url: str, key: str) -> None:
     page.goto(f"{url}/")
     page.get_by_label("API key").fill(key)
     page.get_by_role("button", name="Sign in").click()
-    page.get_by_role("navigation", name="Main").wait_for()
+    page.get_by_role("button", name="Sign out").wait_for()  # the navigation may be folded (phone)
 
 
 def shot(page: Any, name: str, tmp_path: Path) -> Path:

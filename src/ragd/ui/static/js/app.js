@@ -134,7 +134,9 @@ async function route() {
       const heading = main.querySelector("h1");
       if (heading) {
         heading.setAttribute("tabindex", "-1");
-        if (document.activeElement === document.body || document.activeElement === null) heading.focus({ preventScroll: true });
+        // a new screen takes focus (screen readers announce it), unless the user is busy in one
+        const active = document.activeElement;
+        if (!active || active === document.body || nav.contains(active) || !main.contains(active)) heading.focus({ preventScroll: true });
       }
     }
   } catch (err) {

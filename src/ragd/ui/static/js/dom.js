@@ -133,12 +133,18 @@ export function fmtScore(x) {
 
 let fieldSeq = 0;
 
-/** A labelled form control: field("Name", h("input", {name: "name"}), "hint text"). */
+const LABELABLE = "input, select, textarea, button, meter, output, progress";
+
+/**
+ * A labelled form control: field("Name", h("input", {name: "name"}), "hint text"). `control` may
+ * be a wrapper (a slider with its value, say): the label then names its first form control.
+ */
 export function field(label, control, hint) {
-  const id = control.id || `f${++fieldSeq}`;
-  control.id = id;
+  const target = control.matches(LABELABLE) ? control : control.querySelector(LABELABLE) || control;
+  const id = target.id || `f${++fieldSeq}`;
+  target.id = id;
   const hintEl = hint ? h("small", { id: `${id}-hint`, class: "hint" }, hint) : null;
-  if (hintEl) control.setAttribute("aria-describedby", hintEl.id);
+  if (hintEl) target.setAttribute("aria-describedby", hintEl.id);
   return h("div", { class: "field" }, h("label", { for: id }, label), control, hintEl);
 }
 
