@@ -146,6 +146,8 @@ def test_the_demo_serves_its_docs_as_a_dataset_in_the_ui(env: dict[str, str], tm
         assert dataset["name"] == "ragd docs"
         assert dataset["files"] >= 10
         assert dataset["files_by_status"] == {"indexed": dataset["files"]}
+        files = httpx.get(f"{url}/api/v1/datasets/{dataset['id']}/files").json()["files"]
+        assert {Path(f["name"]).suffix for f in files} == {".md"}  # the docs, not their screenshots
         found = httpx.post(
             f"{url}/api/v1/search", json={"query": "How do I run the tests?"}, timeout=60
         ).json()

@@ -451,7 +451,8 @@ def demo(
         err_console.print("[red]error[/red] NOT_FOUND: the demo corpus (the repository's docs/) is not here")
         raise typer.Exit(2)
     settings = load_settings(data_dir)
-    files = collect([docs, readme] if readme.is_file() else [docs])
+    # the docs' text; not the UI screenshots under docs/ui/ (pictures of the demo itself)
+    files = [f for f in collect([docs, readme] if readme.is_file() else [docs]) if f.path.suffix == ".md"]
 
     async def job(services: Services) -> None:
         started = time.perf_counter()
