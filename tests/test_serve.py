@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -161,3 +162,15 @@ def test_the_demo_serves_its_docs_as_a_dataset_in_the_ui(env: dict[str, str], tm
     out, _ = second.communicate(timeout=300)
     assert second.returncode == 0, out
     assert "Open http" not in out
+
+
+def test_a_taken_port_is_a_clear_error(env: dict[str, str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = ragd(["serve", "--port", str(port)], env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2
+    assert "ADDRESS_IN_USE" in err
+    assert "RAGD_SERVER__PORT" in err

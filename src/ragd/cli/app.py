@@ -6,6 +6,7 @@ import dataclasses
 import json
 import logging
 import re
+import socket
 import sys
 import time
 import uuid
@@ -365,6 +366,18 @@ def _bound(settings: Settings, host: str | None, port: int | None) -> Settings:
     return settings.model_copy(update={"server": server})
 
 
+def _can_listen(host: str, port: int) -> bool:
+    """Whether ``host:port`` is free to listen on (checked first, to say so plainly when it is not)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
 def _serve_app(api: Any, settings: Settings) -> None:
     """Serve ``api`` (a ragd FastAPI app) until stopped; exit 2 when its services failed to start."""
     import uvicorn
@@ -373,6 +386,12 @@ def _serve_app(api: Any, settings: Settings) -> None:
     if server.api_key is None:
         logging.getLogger("ragd.api").warning("no API key set: the API is open to anyone on this machine")
     shown = f"[{server.host}]" if ":" in server.host else server.host
+    if not _can_listen(server.host, server.port):
+        err_console.print(
+            f"[red]error[/red] ADDRESS_IN_USE: {escape(shown)}:{server.port} is taken by another process "
+            "(another ragd?): stop it, or choose another port with --port or RAGD_SERVER__PORT"
+        )
+        raise typer.Exit(2)
     if server.ui_enabled and api.state.ragd.settings.server.ui_enabled:
         logging.getLogger("ragd.api").info("web UI: http://%s:%d/ui/", shown, server.port)
     runner = uvicorn.Server(uvicorn.Config(api, host=server.host, port=server.port, log_config=None))
