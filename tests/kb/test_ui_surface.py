@@ -248,3 +248,42 @@ def test_system_tells_a_key_what_it_is_and_what_ragd_offers(
     assert settings["catalog"]["url"] is None or ":***@" in settings["catalog"]["url"]
     assert "kb-service-key" not in str(everything)
     assert reader.get("/api/v1/system", headers={"Authorization": "Bearer nope"}).status_code == 401
+
+
+def test_collections_are_listed_and_searched_within_the_keys_reach(
+    service: Api, acme: dict[str, Api], rival: Api, filled: dict[str, Any]
+) -> None:
+    """The service key sees and searches raw collections (Open WebUI's); a tenant key only its own."""
+    raw = "owui-file-7"
+    form = {"file_id": "owui-7", "filename": "gate.md", "collection_name": raw, "user_id": "u"}
+    note = b"# Gate\nThe east gate code changes every Monday at dawn.\n"
+    service.ok("PUT", "/api/v1/ingest", files={"file": ("gate.md", note)}, data=form)
+    listed = {c["name"]: c for c in service.ok("GET", "/api/v1/collections")["collections"]}
+    assert listed[raw] == {"name": raw, "chunks": 1, "dataset_id": None}
+    own = filled["dataset"]["collection_name"]
+    assert listed[own]["dataset_id"] == filled["dataset"]["id"]
+    assert listed[own]["chunks"] >= 2
+
+    body = {"query": "When does the east gate code change?", "collection_names": [raw], "explain": True}
+    found = service.ok("POST", "/api/v1/search", json=body)
+    assert "Monday at dawn" in found["results"][0]["content"]
+    assert (found["results"][0]["collection"], found["results"][0]["dataset_id"]) == (raw, None)
+    assert found["datasets"] == []
+    assert "timings_ms" in found
+    both = service.ok("POST", "/api/v1/search", json={**body, "collection_names": [raw, own], "k": 10})
+    assert {hit["collection"] for hit in both["results"]} == {raw, own}
+    assert both["datasets"] == [filled["dataset"]["id"]]
+    by_id = {**body, "collection_names": [raw], "dataset_ids": [filled["dataset"]["id"]], "k": 10}
+    mixed = service.ok("POST", "/api/v1/search", json=by_id)  # a collection and a dataset, both named
+    assert {hit["collection"] for hit in mixed["results"]} == {raw, own}
+    one = f"/api/v1/datasets/{filled['dataset']['id']}/search"
+    assert service.post(one, json=body).status_code == 400  # one dataset's search names no collections
+
+    reader = acme["reader"]
+    mine = reader.ok("GET", "/api/v1/collections")["collections"]
+    assert raw not in {c["name"] for c in mine}
+    assert own in {c["name"] for c in mine}
+    assert reader.ok("POST", "/api/v1/search", json=body)["results"] == []  # a raw collection: not theirs
+    stranger = rival.ok("POST", "/api/v1/search", json={**body, "collection_names": [own]})
+    assert stranger["results"] == []  # another tenant's collection drops out like an unknown one
+    assert reader.post("/api/v1/search", json={**body, "collection_names": ["../x"]}).status_code == 422

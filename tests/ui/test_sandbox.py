@@ -189,3 +189,32 @@ def test_hostile_content_is_shown_as_text(page: Any, ui_server: LiveServer, corp
     assert page.locator("img[src=x]").count() == 0
     assert page.locator("main img").count() == 0
     assert dialogs == []
+
+
+def test_the_service_key_also_searches_collections_outside_datasets(
+    page: Any, ui_server: LiveServer, service_api: Api, corpus: dict[str, Any]
+) -> None:
+    """Open WebUI's collections (ingested by PUT /api/v1/ingest) are searchable beside datasets."""
+    form = {"file_id": "owui-lock", "filename": "lock.md", "collection_name": "owui-kb-1", "user_id": "u"}
+    text = b"# Canal lock\n\nThe canal lock keeper opens the sluice gates at half past five.\n"
+    service_api.ok("PUT", "/api/v1/ingest", files={"file": ("lock.md", text)}, data=form)
+    sign_in(page, ui_server.url, SERVICE_KEY)
+    page.goto(f"{ui_server.url}/ui/#/sandbox")
+    raw = page.get_by_role("checkbox", name=re.compile("^owui-kb-1"))
+    raw.wait_for()
+    assert not raw.is_checked()  # datasets by default; a raw collection when asked
+    page.get_by_role("button", name="None").click()
+    raw.check()
+    search(page, "When are the sluice gates opened?")
+    first = hit(page, 1)
+    assert first.get_attribute("data-file") == "lock.md"
+    assert "owui-kb-1" in first.inner_text()
+    assert first.get_by_role("button", name="Neighbours").count() == 0  # no dataset: no chunk viewer
+    assert hit(page, 2).count() == 0 or hit(page, 2).get_attribute("data-file") == "lock.md"
+    assert "col=owui-kb-1" in page.url
+
+    page.get_by_role("button", name="All").click()  # every dataset and the collection
+    search(page, "When are the sluice gates opened?")
+    files = {hit(page, n).get_attribute("data-file") for n in range(1, 4)}
+    assert "lock.md" in files
+    assert files & {"lighthouse.md", "bakery.md", "orchard.md", "notice.md", "payroll.md"}

@@ -7,11 +7,11 @@ models that refuse unknown fields, so a typo is a 422 rather than ignored.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ragd.api.schemas import KnobFields
+from ragd.api.schemas import COLLECTION_PATTERN, KnobFields
 from ragd.kb_types import (
     ApiKeyInfo,
     ChunkingSpec,
@@ -101,6 +101,13 @@ class SearchBody(_Body, KnobFields):
     k: int = Field(5, ge=1, le=100)
     mode: SearchMode = SearchMode.HYBRID
     dataset_ids: list[str] | None = Field(None, max_length=100, description="default: every readable dataset")
+    collection_names: list[Annotated[str, Field(pattern=COLLECTION_PATTERN)]] | None = Field(
+        None,
+        max_length=100,
+        description="search these collections: a tenant key reaches only its readable datasets' "
+        "(any other name drops out, like an unknown one); the service key any collection, raw ones "
+        "(Open WebUI's) included. With dataset_ids too, both are searched",
+    )
     explain: bool = Field(
         False,
         description="each hit also carries its point id and component scores (dense, sparse, fused, "
@@ -255,6 +262,7 @@ def hit_out(hit: Hit, dataset_of: dict[str, str], *, explain: bool = False) -> d
         "score": hit.score,
         "relevance": hit.relevance,
         "dataset_id": dataset_of.get(meta.collection_name),
+        "collection": meta.collection_name or None,
         "file_id": meta.file_id or None,
         "name": meta.name or None,
         "source": meta.source or None,

@@ -6,7 +6,8 @@ POST/GET        /api/v1/datasets/{id}/files           upload many (multipart) ->
 GET/PATCH/DELETE /api/v1/datasets/{id}/files/{file}   read / enable-disable / delete
 GET             /api/v1/datasets/{id}/files/{file}/chunks  a page of its chunks, or a split's neighbours
 POST            /api/v1/datasets/{id}/files/{file}/reindex, /api/v1/datasets/{id}/reindex
-POST            /api/v1/datasets/{id}/search, /api/v1/search
+POST            /api/v1/datasets/{id}/search, /api/v1/search (datasets and/or collection_names)
+GET             /api/v1/collections                   what the key may search, with chunk counts
 """
 
 from __future__ import annotations
@@ -41,9 +42,12 @@ from ragd.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
 from ragd.kb import chunks
 from ragd.kb import datasets as ds
 from ragd.kb import files as fs
+from ragd.kb.reach import CollectionCount, list_reach
+from ragd.kb.scoped_search import search_scoped
 from ragd.kb.search import search_datasets
 from ragd.kb_types import Dataset, Principal
 from ragd.observe.timings import collect_timings
+from ragd.types import ChunkMeta
 
 router = APIRouter(prefix="/api/v1", tags=["knowledge bases"])
 Svc = Annotated[Services, Depends(services)]
@@ -208,36 +212,75 @@ async def reindex_dataset(dataset_id: str, caller: Caller, svc: Svc) -> dict[str
     return {"job": job_out(job)}
 
 
+@router.get("/collections")
+async def list_collections(caller: Caller, svc: Svc) -> dict[str, Any]:
+    """What the key may search: the service key every collection of the index (a dataset's marked
+    with its id), a tenant key its readable datasets' collections; with chunk counts."""
+    reach = await list_reach(svc.knowledge(), caller)
+    rows = reach.collections or tuple(CollectionCount(d.collection_name, n, d.id) for d, n in reach.datasets)
+    return {"collections": [{"name": c.name, "chunks": c.chunks, "dataset_id": c.dataset_id} for c in rows]}
+
+
 @router.post("/datasets/{dataset_id}/search")
 async def search_dataset(dataset_id: str, body: SearchBody, caller: Caller, svc: Svc) -> JSONResponse:
+    if body.collection_names:
+        raise InvalidRequest("collection_names is for POST /api/v1/search, not one dataset's search")
     return await _search(svc, caller, body, (dataset_id,))
 
 
 @router.post("/search")
 async def search_all(body: SearchBody, caller: Caller, svc: Svc) -> JSONResponse:
+    if body.collection_names:
+        return await _search(svc, caller, body, None, collections=tuple(body.collection_names))
     return await _search(svc, caller, body, tuple(body.dataset_ids) if body.dataset_ids else None)
 
 
 async def _search(
-    svc: Services, caller: Principal, body: SearchBody, ids: tuple[str, ...] | None
+    svc: Services,
+    caller: Principal,
+    body: SearchBody,
+    ids: tuple[str, ...] | None,
+    *,
+    collections: tuple[str, ...] = (),
 ) -> JSONResponse:
+    """``ids``: the datasets to search (None: every readable one); ``collections`` (POST
+    /api/v1/search naming them): these collections, and ``body.dataset_ids``' too."""
     started = time.perf_counter()
+    kb = svc.knowledge()
     with collect_timings() as timings:
-        found = await search_datasets(
-            svc.knowledge(),
-            svc.pipeline,
-            caller,
-            body.query,
-            dataset_ids=ids,
-            k=body.k,
-            mode=body.mode,
-            deadline_s=svc.settings.server.search_timeout_s,
-            knobs=body.knobs(svc.settings.retrieval),
-        )
-    by_collection = {d.collection_name: d.id for d in found.datasets}
+        if collections:
+            hits = await search_scoped(
+                kb,
+                svc.pipeline,
+                caller,
+                body.query,
+                collections=collections,
+                dataset_ids=body.dataset_ids or (),
+                k=body.k,
+                mode=body.mode,
+                knobs=body.knobs(svc.settings.retrieval),
+                deadline_s=svc.settings.server.search_timeout_s,
+            )
+            readable = await ds.list_datasets(kb, caller)
+            searched = {ChunkMeta.parse(h.meta).collection_name for h in hits}
+            datasets = [d for d in readable if d.collection_name in searched]
+        else:
+            found = await search_datasets(
+                kb,
+                svc.pipeline,
+                caller,
+                body.query,
+                dataset_ids=ids,
+                k=body.k,
+                mode=body.mode,
+                deadline_s=svc.settings.server.search_timeout_s,
+                knobs=body.knobs(svc.settings.retrieval),
+            )
+            hits, datasets = found.hits, list(found.datasets)
+    by_collection = {d.collection_name: d.id for d in datasets}
     out: dict[str, Any] = {
-        "datasets": [d.id for d in found.datasets],
-        "results": [hit_out(h, by_collection, explain=body.explain) for h in found.hits],
+        "datasets": [d.id for d in datasets],
+        "results": [hit_out(h, by_collection, explain=body.explain) for h in hits],
     }
     if body.explain:
         total_ms = (time.perf_counter() - started) * 1000.0

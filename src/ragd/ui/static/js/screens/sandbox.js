@@ -23,13 +23,21 @@ const SCORE_ROWS = [
 
 export async function render(main, ctx) {
   const { signal } = ctx;
-  const [caps, listed] = await Promise.all([capabilities(signal), api("GET", "/api/v1/datasets", { signal })]);
+  const [caps, listed, reach] = await Promise.all([
+    capabilities(signal),
+    api("GET", "/api/v1/datasets", { signal }),
+    // the service key also reaches collections outside datasets (Open WebUI's, the CLI's)
+    ctx.session.service ? api("GET", "/api/v1/collections", { signal }).catch(() => ({ collections: [] })) : { collections: [] },
+  ]);
   const datasets = listed.datasets || [];
+  const raw = (reach.collections || []).filter((c) => !c.dataset_id);
   const state = readState(ctx.query);
   const names = Object.fromEntries(datasets.map((d) => [d.id, d.name]));
+  const allIds = datasets.map((d) => d.id);
 
   const query = h("input", { type: "search", name: "q", value: state.q, required: true, autocomplete: "off", placeholder: "What are you looking for?" });
   const picker = datasetPicker(datasets, state.ds);
+  const colPicker = raw.length ? collectionPicker(raw, state.col) : null;
   const panels = { a: knobPanel("a", state.a, caps), b: knobPanel("b", state.b, caps) };
   const compare = h("button", { type: "button", class: "compare-toggle", "aria-pressed": String(state.cmp) }, "Compare A / B");
   const knobs = h("div", { class: "knob-sets" }, panels.a.el, panels.b.el);
@@ -49,6 +57,7 @@ export async function render(main, ctx) {
     { class: "sandbox-form card", role: "search", "aria-label": "Retrieval sandbox" },
     h("div", { class: "sandbox-query" }, field("Query", query), h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Search"), compare)),
     picker.el,
+    colPicker ? colPicker.el : null,
     knobs,
   );
   form.addEventListener("submit", (e) => {
@@ -56,6 +65,7 @@ export async function render(main, ctx) {
     const next = {
       q: query.value.trim(),
       ds: picker.read(),
+      col: colPicker ? colPicker.read() : [],
       cmp: compare.getAttribute("aria-pressed") === "true",
       a: panels.a.read(),
       b: panels.b.read(),
@@ -75,11 +85,13 @@ export async function render(main, ctx) {
   );
 
   async function run(s) {
-    if (s.ds && !s.ds.length) {
-      replace(status, h("span", { class: "error" }, "Choose at least one dataset."));
+    if (s.ds && !s.ds.length && !s.col.length) {
+      replace(status, h("span", { class: "error" }, raw.length ? "Choose at least one dataset or collection." : "Choose at least one dataset."));
       clear(results);
       return;
     }
+    // with collections named, the datasets are named too ("all" would otherwise mean none of them)
+    s.scope = s.col.length ? { dataset_ids: s.ds || allIds, collection_names: s.col } : { dataset_ids: s.ds };
     replace(status, "Searching…");
     results.setAttribute("aria-busy", "true");
     const sets = s.cmp ? [["A", s.a], ["B", s.b]] : [["", s.a]];
@@ -108,13 +120,15 @@ function readState(q) {
     return out;
   };
   const ds = q.get("ds");
-  return { q: q.get("q") || "", ds: ds === null ? null : ds.split(",").filter(Boolean), cmp: q.get("cmp") === "1", a: knobs(""), b: knobs("b.") };
+  const col = (q.get("col") || "").split(",").filter(Boolean);
+  return { q: q.get("q") || "", ds: ds === null ? null : ds.split(",").filter(Boolean), col, cmp: q.get("cmp") === "1", a: knobs(""), b: knobs("b.") };
 }
 
 function pushState(s) {
   const q = new URLSearchParams();
   q.set("q", s.q);
   if (s.ds) q.set("ds", s.ds.join(","));
+  if (s.col && s.col.length) q.set("col", s.col.join(","));
   if (s.cmp) q.set("cmp", "1");
   const put = (prefix, knobs) => {
     for (const [key, knob] of Object.entries(KNOB_KEYS)) {
@@ -226,11 +240,28 @@ function slider(name, value, fallback) {
   return { el: h("span", { class: "slider" }, input, out), read: () => (touched ? input.value : "") };
 }
 
+/** The service key's collections outside any dataset (Open WebUI's, the CLI's): none by default. */
+function collectionPicker(collections, chosen) {
+  const boxes = collections.map((c) =>
+    h("label", { class: "check" }, h("input", { type: "checkbox", value: c.name, checked: chosen.includes(c.name) }), ` ${c.name} `, h("small", { class: "muted" }, `(${c.chunks} chunks)`)),
+  );
+  const el = h(
+    "fieldset",
+    { class: "dataset-picker" },
+    h("legend", {}, "Other collections"),
+    h("p", { class: "hint" }, "Collections outside any dataset: Open WebUI's files and knowledge bases, and the CLI's."),
+    h("div", { class: "checks" }, boxes),
+  );
+  return { el, read: () => boxes.filter((b) => b.firstChild.checked).map((b) => b.firstChild.value) };
+}
+
 // ---- searching --------------------------------------------------------------------------
 
 async function search(s, knobs, signal) {
   const body = { query: s.q, k: int(knobs.k, 5), mode: knobs.mode || "hybrid", explain: true };
-  if (s.ds) body.dataset_ids = s.ds;
+  const scope = s.scope || { dataset_ids: s.ds };
+  if (scope.dataset_ids && (scope.dataset_ids.length || !scope.collection_names)) body.dataset_ids = scope.dataset_ids;
+  if (scope.collection_names) body.collection_names = scope.collection_names;
   if (knobs.vector_weight !== undefined && knobs.vector_weight !== "" && body.mode === "hybrid") body.vector_weight = Number(knobs.vector_weight);
   if (knobs.diversity) body.diversity = Number(knobs.diversity);
   if (knobs.max_per_file) body.max_per_file = int(knobs.max_per_file);
@@ -312,7 +343,7 @@ function fmtMs(ms) {
 
 function hitCard(hit, rank, view) {
   const where = [pageLabel(hit.page), hit.headers && hit.headers.length ? hit.headers.join(" › ") : null].filter(Boolean).join(" · ");
-  const dataset = view.names[hit.dataset_id] || hit.dataset_id;
+  const dataset = view.names[hit.dataset_id] || hit.dataset_id || hit.collection;
   const canOpen = hit.dataset_id && hit.file_id;
   const neighbours = h("div", { class: "neighbours", hidden: true });
   const card = h(
