@@ -85,3 +85,23 @@ def test_the_keyboard_alone_reaches_every_screen(page: Any, ui_server: LiveServe
     page.get_by_label("Query").wait_for()
     assert page.url.endswith("#/sandbox")
     assert page.evaluate("document.activeElement.textContent.trim()") == "Retrieval sandbox"
+
+
+def test_the_theme_button_overrides_the_system_choice_and_is_remembered(
+    page: Any, ui_server: LiveServer
+) -> None:
+    def dark() -> bool:
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        return sum(int(c) for c in background[background.index("(") + 1 : -1].split(",")[:3]) < 200
+
+    page.emulate_media(color_scheme="light")
+    sign_in(page, ui_server.url, SERVICE_KEY)
+    assert not dark()
+    page.get_by_role("button", name="Dark mode").click()
+    assert dark()
+    assert page.get_by_role("button", name="Light mode").get_attribute("aria-pressed") == "true"
+    page.reload()
+    page.get_by_role("button", name="Light mode").wait_for()
+    assert dark()  # remembered (the choice, never the key, is in localStorage)
+    page.get_by_role("button", name="Light mode").click()
+    assert not dark()
