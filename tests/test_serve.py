@@ -174,3 +174,12 @@ def test_a_taken_port_is_a_clear_error(env: dict[str, str]) -> None:
     assert proc.returncode == 2
     assert "ADDRESS_IN_USE" in err
     assert "RAGD_SERVER__PORT" in err
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        demo_env = {**env, "RAGD_SERVER__PORT": str(taken.getsockname()[1])}
+        demo = ragd(["demo", "--serve"], demo_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = demo.communicate(timeout=120)
+    assert demo.returncode == 2
+    assert "ADDRESS_IN_USE" in err
+    assert "Indexing" not in out  # refused before any work

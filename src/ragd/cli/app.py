@@ -378,6 +378,18 @@ def _can_listen(host: str, port: int) -> bool:
     return True
 
 
+def _require_port(host: str, port: int) -> str:
+    """``host`` as it is shown in a URL; exit 2 with ADDRESS_IN_USE when ``host:port`` is taken."""
+    shown = f"[{host}]" if ":" in host else host
+    if not _can_listen(host, port):
+        err_console.print(
+            f"[red]error[/red] ADDRESS_IN_USE: {escape(shown)}:{port} is taken by another process "
+            "(another ragd?): stop it, or choose another port with --port or RAGD_SERVER__PORT"
+        )
+        raise typer.Exit(2)
+    return shown
+
+
 def _serve_app(api: Any, settings: Settings) -> None:
     """Serve ``api`` (a ragd FastAPI app) until stopped; exit 2 when its services failed to start."""
     import uvicorn
@@ -385,13 +397,7 @@ def _serve_app(api: Any, settings: Settings) -> None:
     server = settings.server
     if server.api_key is None:
         logging.getLogger("ragd.api").warning("no API key set: the API is open to anyone on this machine")
-    shown = f"[{server.host}]" if ":" in server.host else server.host
-    if not _can_listen(server.host, server.port):
-        err_console.print(
-            f"[red]error[/red] ADDRESS_IN_USE: {escape(shown)}:{server.port} is taken by another process "
-            "(another ragd?): stop it, or choose another port with --port or RAGD_SERVER__PORT"
-        )
-        raise typer.Exit(2)
+    shown = _require_port(server.host, server.port)
     if server.ui_enabled and api.state.ragd.settings.server.ui_enabled:
         logging.getLogger("ragd.api").info("web UI: http://%s:%d/ui/", shown, server.port)
     runner = uvicorn.Server(uvicorn.Config(api, host=server.host, port=server.port, log_config=None))
@@ -470,6 +476,8 @@ def demo(
         err_console.print("[red]error[/red] NOT_FOUND: the demo corpus (the repository's docs/) is not here")
         raise typer.Exit(2)
     settings = load_settings(data_dir)
+    if serve_ui:  # say so before minutes of indexing, not after
+        _require_port(settings.server.host, settings.server.port)
     # the docs' text; not the UI screenshots under docs/ui/ (pictures of the demo itself)
     files = [f for f in collect([docs, readme] if readme.is_file() else [docs]) if f.path.suffix == ".md"]
 
