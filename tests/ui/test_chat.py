@@ -155,3 +155,27 @@ def test_without_an_llm_the_screen_says_how_to_configure_one(page: Any, ui_serve
     assert "RAGD_LLM__MODEL" in text
     assert "restart" in text
     assert page.get_by_role("textbox", name="Message").count() == 0
+
+
+def test_the_service_key_chats_over_a_collection_outside_datasets(
+    page: Any, chat_server: LiveServer, upstream: ScriptedServer, dataset: dict[str, Any]
+) -> None:
+    """Open WebUI's collections (PUT /api/v1/ingest) are offered beside the datasets."""
+    service = Api(chat_server.url, SERVICE_KEY)
+    form = {"file_id": "owui-lamp", "filename": "lamp.md", "collection_name": "owui-lamp", "user_id": "u"}
+    text = b"# Lamp room\n\nThe lamp room windows are polished with vinegar every Sunday.\n"
+    service.ok("PUT", "/api/v1/ingest", files={"file": ("lamp.md", text)}, data=form)
+    service.close()
+    upstream.expect("POST", CHAT, streamed(["Vinegar, on Sundays [1]."]))
+    sign_in(page, chat_server.url, SERVICE_KEY)
+    page.goto(f"{chat_server.url}/ui/#/chat")
+    page.get_by_label("Dataset or collection").select_option(label="owui-lamp (collection)")
+    log = page.get_by_role("log", name="Conversation")
+    ask(page, "What are the lamp room windows polished with?")
+    cite = log.get_by_role("button", name="Source 1: lamp.md")
+    cite.click()
+    panel = log.locator(".source-panel")
+    assert "polished with vinegar" in panel.locator(".snippet").inner_text()
+    assert panel.get_by_role("link", name="Open the source chunk").count() == 0  # no dataset, no viewer
+    sent = upstream.requests_to("POST", CHAT)[-1].json
+    assert "polished with vinegar" in sent["messages"][0]["content"]

@@ -14,14 +14,23 @@ const MARKER = /\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\](?!\()/g;
 
 export async function render(main, ctx) {
   const { signal } = ctx;
-  const [caps, listed] = await Promise.all([capabilities(signal), api("GET", "/api/v1/datasets", { signal })]);
+  const [caps, listed, reach] = await Promise.all([
+    capabilities(signal),
+    api("GET", "/api/v1/datasets", { signal }),
+    // the service key may also chat over collections outside datasets (Open WebUI's, the CLI's)
+    ctx.session.service ? api("GET", "/api/v1/collections", { signal }).catch(() => ({ collections: [] })) : { collections: [] },
+  ]);
   replace(main, h("h1", {}, "Chat"));
   const enabled = caps && typeof caps.chat === "boolean" ? caps.chat : await chatRouteAnswers(signal);
   if (!enabled) {
     main.append(notConfigured());
     return;
   }
-  const datasets = (listed.datasets || []).filter((d) => d.collection_name);
+  const raw = (reach.collections || []).filter((c) => !c.dataset_id);
+  const datasets = [
+    ...(listed.datasets || []).filter((d) => d.collection_name),
+    ...raw.map((c) => ({ id: `collection:${c.name}`, name: `${c.name} (collection)`, collection_name: c.name, raw: true })),
+  ];
   if (!datasets.length) {
     main.append(h("p", {}, "There is no dataset to chat with yet. ", h("a", { href: "#/datasets" }, "Create one and upload files"), "."));
     return;
@@ -109,7 +118,7 @@ class ChatScreen {
     );
     const model = this.caps && this.caps.chat_model ? h("p", { class: "muted" }, "Answered by ", h("code", {}, String(this.caps.chat_model)), ".") : null;
     this.main.append(
-      h("div", { class: "chat-top card" }, field("Dataset", this.dataset), settings, model),
+      h("div", { class: "chat-top card" }, field(this.datasets.some((d) => d.raw) ? "Dataset or collection" : "Dataset", this.dataset), settings, model),
       h("section", { class: "chat card", "aria-label": "Chat" }, this.log, this.form),
     );
   }
@@ -136,7 +145,7 @@ class ChatScreen {
     const body = { model: `rag/${chosen.collection_name}`, messages: this.history, stream: true, rag_enable_tools: this.tools.checked };
     if (this.topK.value !== "") body.rag_top_k = Number(this.topK.value);
     if (this.minScore.value !== "") body.rag_min_score = Number(this.minScore.value);
-    return { body, datasetId: chosen.id };
+    return { body, datasetId: chosen.raw ? null : chosen.id };
   }
 
   async ask() {
@@ -266,7 +275,7 @@ class Answer {
     }
     panel.dataset.index = String(source.index);
     const fileId = source.file_id;
-    const href = fileId ? chunkHref(datasetId, fileId, source.chunk_id) : source.url && /^https?:/i.test(source.url) ? source.url : null;
+    const href = fileId && datasetId ? chunkHref(datasetId, fileId, source.chunk_id) : source.url && /^https?:/i.test(source.url) ? source.url : null;
     const where = [pageLabel(source.page), Array.isArray(source.headers) && source.headers.length ? source.headers.join(" › ") : null].filter(Boolean).join(" · ");
     replace(
       panel,
