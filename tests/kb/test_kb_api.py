@@ -251,7 +251,9 @@ def test_a_small_upload_is_not_starved_behind_a_big_one(acme: dict[str, Api]) ->
     big_done = editor.wait_job(big["id"])
     assert (small_done["status"], big_done["status"]) == ("succeeded", "succeeded")
     assert small_done["finished_at"] < big_done["finished_at"], "the small file waited for the big one"
-    assert small_done["finished_at"] - small_done["started_at"] < 5.0
+    small_took = small_done["finished_at"] - small_done["started_at"]
+    big_took = big_done["finished_at"] - big_done["started_at"]
+    assert small_took < big_took / 2, (small_took, big_took)  # a ratio: it holds on a loaded machine too
 
 
 def test_the_dataset_search_honours_the_search_knobs(acme: dict[str, Api]) -> None:
