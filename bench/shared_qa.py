@@ -4,10 +4,11 @@
                               [--search-args "--diversity 0.3 --max-per-file 2"]
                               [--questions FILE [--questions FILE ...] | --only-shared]
 
-Indexes the folder with ``ragd ingest`` into a fresh data dir (or reuses ``--data-dir``), then asks
-every question with ``ragd search --json -k K`` and counts a question as answered when one of the top
-K hits comes from the question's file and contains its ``answer_substring`` (after collapsing white
-space and Markdown backslash escapes, as the extraction tests compare).  The questions are those of
+Indexes the folder with ``ragd ingest`` into a fresh data dir (or reuses ``--data-dir``, building the
+index there when the folder holds none), then asks every question with ``ragd search --json -k K``
+and counts a question as answered when one of the top K hits comes from the question's file and
+contains its ``answer_substring`` (after collapsing white space and Markdown backslash escapes, as the
+extraction tests compare).  The questions are those of
 ``<documents>/qa.jsonl`` plus, by default, ``bench/data/shared_qa_extra.jsonl`` (harder ones: table
 cells, spreadsheet rows, slides, facts deep in long HTML pages, OCR pages, non-English files);
 ``--questions FILE`` (repeatable) replaces that extra file, ``--only-shared`` keeps ``qa.jsonl`` alone.
@@ -80,7 +81,10 @@ def main() -> int:
     parser.add_argument("documents", nargs="?", default="../shared/documents", type=Path)
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--mode", default="hybrid")
-    parser.add_argument("--data-dir", type=Path, help="reuse this index instead of building a fresh one")
+    parser.add_argument(
+        "--data-dir", type=Path,
+        help="reuse the index in this folder (built there first when it holds none) instead of a fresh one",
+    )  # fmt: skip
     parser.add_argument("--search-args", default="", help="more ragd search options, e.g. the knobs")
     which = parser.add_mutually_exclusive_group()
     which.add_argument(
@@ -95,7 +99,8 @@ def main() -> int:
     questions = [item for items in loaded.values() for item in items]
     print("questions: " + ", ".join(f"{len(items)} from {path}" for path, items in loaded.items()))
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="ragd-qa-"))
-    if args.data_dir is None:
+    print(f"index: {data_dir}")
+    if args.data_dir is None or not (data_dir / "qdrant").is_dir():  # a folder without an index: build it
         started = time.perf_counter()
         done = ragd("ingest", str(args.documents), "--collection", "qa", "--data-dir", str(data_dir))
         print(f"ingest: exit {done.returncode} in {time.perf_counter() - started:.0f} s")

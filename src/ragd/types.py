@@ -370,6 +370,8 @@ class PointFilter:
     ids: tuple[str, ...] | None = None
     #: chunks in any of these languages (ISO 639-1, ``meta.languages``)
     languages: tuple[str, ...] | None = None
+    #: chunks whose position in their file (``meta.split_id``) lies in ``[first, last]``
+    split_ids: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

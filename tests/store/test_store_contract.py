@@ -126,6 +126,20 @@ async def test_count_by_filter(store: VectorStore, flt: PointFilter, where: dict
     assert await store.count(PointFilter()) == len(data.chunks)
 
 
+async def test_a_split_id_range_selects_those_chunks_of_a_file(store: VectorStore) -> None:
+    """What a page of the chunk viewer reads: a file's chunks with ``split_id`` in [first, last]."""
+    data = corpus()
+    await store.upsert(data.chunks)
+    flt = PointFilter(collection_names=("kb-alpha",), file_id="kb-alpha-file-1", split_ids=(2, 5))
+    got = await all_points(store, flt)
+    assert sorted(c.meta["split_id"] for c in got) == [2, 3, 4, 5]
+    assert {c.meta["file_id"] for c in got} == {"kb-alpha-file-1"}
+    assert await store.count(flt) == 4
+    assert await store.count(dataclasses.replace(flt, split_ids=(7, 7))) == 1
+    assert await store.count(dataclasses.replace(flt, split_ids=(8, 20))) == 0
+    assert await store.count(PointFilter(split_ids=(0, 0))) == 9  # the first chunk of each of 9 files
+
+
 async def test_count_and_delete_by_ids(store: VectorStore) -> None:
     data = corpus()
     await store.upsert(data.chunks)

@@ -1,8 +1,13 @@
 """A file's chunks as stored, for reading them on the knowledge-base API: a page, or a window.
 
-    offset/limit       the file's chunks in document order (``split_id``), a page at a time
+    offset/limit       the file's chunks in document order, a page at a time: those whose
+                       ``split_id`` is in ``[offset, offset + limit)`` (ragd numbers a file's
+                       chunks from 0 without gaps)
     around/radius      the chunks whose ``split_id`` is within ``radius`` of ``around``: the
                        neighbours of a search hit
+
+Either reads only the chunks it returns (a range filter in the store), plus a count for ``total``:
+a page of a 20,000-chunk file costs what a page of a small one does.
 
 Readable by every key that may read the dataset.  The chunks come from the store under the
 dataset's own collection name and the file's id, both from the catalog; a disabled file's chunks
@@ -19,7 +24,7 @@ from ragd.kb.context import KbContext
 from ragd.kb.files import file_of
 from ragd.kb_types import FileEntry, Principal
 from ragd.store.file_chunks import file_chunks, split_id
-from ragd.types import StoredChunk
+from ragd.types import PointFilter, StoredChunk
 
 MAX_LIMIT = 200
 MAX_RADIUS = 50
@@ -52,10 +57,11 @@ async def read_chunks(
         raise InvalidRequest(f"radius is 0-{MAX_RADIUS}")
     dataset = await readable(principal, ctx.catalog, dataset_id)
     entry = await file_of(ctx, dataset, file_id)
-    chunks = await file_chunks(ctx.store, dataset.collection_name, entry.id, include_disabled=True)
-    if around is None:
-        return ChunkPage(entry, len(chunks), tuple(chunks[offset : offset + limit]))
-    if not any(split_id(c) == around for c in chunks):
+    total = await ctx.store.count(PointFilter(collection_names=(dataset.collection_name,), file_id=entry.id))
+    first, last = (offset, offset + limit - 1) if around is None else (around - radius, around + radius)
+    chunks = await file_chunks(
+        ctx.store, dataset.collection_name, entry.id, include_disabled=True, split_ids=(max(0, first), last)
+    )
+    if around is not None and not any(split_id(c) == around for c in chunks):
         raise NotFound(f"file {file_id!r} has no chunk with split_id {around}")
-    window = tuple(c for c in chunks if abs(split_id(c) - around) <= radius)
-    return ChunkPage(entry, len(chunks), window)
+    return ChunkPage(entry, total, tuple(chunks))

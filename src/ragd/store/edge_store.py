@@ -474,6 +474,8 @@ def _edge_must(plan: pl.FilterPlan) -> qe.Filter:
     for match in plan.matches:
         cond = qe.MatchValue(match.values[0]) if len(match.values) == 1 else qe.MatchAny(list(match.values))
         must.append(qe.FieldCondition(key=match.key, match=cond))
+    for bounds in plan.ranges:
+        must.append(qe.FieldCondition(key=bounds.key, range=qe.RangeFloat(gte=bounds.gte, lte=bounds.lte)))
     if plan.ids is not None:
         must.append(qe.HasIdCondition(set(plan.ids)))
     must_not: list[Any] = [

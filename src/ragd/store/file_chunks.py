@@ -1,9 +1,9 @@
 """One file's chunks in one collection, in document order (``split_id``), read with the store port.
 
-The store scrolls in point-id order (content-derived uuids), so the whole file is read and sorted:
-at most ``max_chunks`` points.  Used to reassemble a document for a model
-(:func:`ragd.answer.documents.read_document`) and to page through a file's chunks on the
-knowledge-base API.
+The store scrolls in point-id order (content-derived uuids), so what is read is sorted here: the
+whole file (at most ``max_chunks`` points), or only the chunks whose ``split_id`` lies in a range.
+Used to reassemble a document for a model (:func:`ragd.answer.documents.read_document`) and to page
+through a file's chunks on the knowledge-base API.
 """
 
 from __future__ import annotations
@@ -27,10 +27,13 @@ async def file_chunks(
     *,
     include_disabled: bool = False,
     max_chunks: int = MAX_CHUNKS,
+    split_ids: tuple[int, int] | None = None,
 ) -> list[StoredChunk]:
     """The points stored as ``file_id`` in ``collection``, by ``split_id``; a disabled file's
-    points only with ``include_disabled`` (they are out of search, and so out of what a model reads)."""
-    flt = PointFilter(collection_names=(collection,), file_id=file_id)
+    points only with ``include_disabled`` (they are out of search, and so out of what a model reads);
+    with ``split_ids`` only those whose ``split_id`` lies in ``[first, last]`` (read by the engine's
+    filter, not sliced from the whole file)."""
+    flt = PointFilter(collection_names=(collection,), file_id=file_id, split_ids=split_ids)
     chunks: list[StoredChunk] = []
     offset: str | None = None
     while len(chunks) < max_chunks:

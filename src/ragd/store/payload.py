@@ -38,6 +38,7 @@ META_KEY = "meta"
 
 COLLECTION_NAME_KEY = "meta.collection_name"
 FILE_ID_KEY = "meta.file_id"
+SPLIT_ID_KEY = "meta.split_id"
 COLLECTION_TYPE_KEY = "meta.collection_type"
 #: ISO 639-1 codes of the chunk's language (a list; detected per chunk at ingest)
 LANGUAGES_KEY = "meta.languages"
@@ -178,6 +179,15 @@ class KeywordMatch:
 
 
 @dataclass(frozen=True, slots=True)
+class RangeMatch:
+    """``key`` holds a number in ``[gte, lte]`` (a point without the key does not match)."""
+
+    key: str
+    gte: int
+    lte: int
+
+
+@dataclass(frozen=True, slots=True)
 class FlagMatch:
     """``key`` holds the boolean ``value`` (a point without the key does not match)."""
 
@@ -189,12 +199,13 @@ class FlagMatch:
 class FilterPlan:
     """A :class:`PointFilter` in layout terms.  Adapters translate it.
 
-    Every match and the ids are ANDed (``must``); a point matching any of ``excluded``
+    Every match, range and the ids are ANDed (``must``); a point matching any of ``excluded``
     is left out (``must_not``)."""
 
     matches: tuple[KeywordMatch, ...] = ()
     ids: tuple[uuid.UUID, ...] | None = None
     excluded: tuple[FlagMatch, ...] = ()
+    ranges: tuple[RangeMatch, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -203,7 +214,7 @@ class FilterPlan:
     @property
     def narrows(self) -> bool:
         """True when the caller's filter selects points (by value or id), exclusions aside."""
-        return bool(self.matches) or self.ids is not None
+        return bool(self.matches) or bool(self.ranges) or self.ids is not None
 
 
 def filter_plan(flt: PointFilter) -> FilterPlan:
@@ -216,7 +227,8 @@ def filter_plan(flt: PointFilter) -> FilterPlan:
     if flt.languages is not None:  # any of them (a chunk's list holds one)
         matches.append(KeywordMatch(LANGUAGES_KEY, tuple(flt.languages)))
     ids = None if flt.ids is None else tuple(point_uuid(i) for i in flt.ids)
-    return FilterPlan(matches=tuple(matches), ids=ids)
+    ranges = () if flt.split_ids is None else (RangeMatch(SPLIT_ID_KEY, *flt.split_ids),)
+    return FilterPlan(matches=tuple(matches), ids=ids, ranges=ranges)
 
 
 def search_plan(flt: PointFilter) -> FilterPlan:

@@ -412,6 +412,8 @@ def _qdrant_must(plan: pl.FilterPlan) -> models.Filter:
             else models.MatchAny(any=list(match.values))
         )
         must.append(models.FieldCondition(key=match.key, match=cond))
+    for bounds in plan.ranges:
+        must.append(models.FieldCondition(key=bounds.key, range=models.Range(gte=bounds.gte, lte=bounds.lte)))
     if plan.ids is not None:
         must.append(models.HasIdCondition(has_id=[str(i) for i in plan.ids]))
     must_not: list[models.Condition] = [
