@@ -4,6 +4,18 @@
 
 import { api, ApiError } from "./api.js";
 
+// What the sandbox and the chat offer to search: the server's capabilities, the datasets the key may
+// read and, for the service key, the collections outside any dataset (Open WebUI's, the CLI's).
+export async function searchable(ctx) {
+  const { signal } = ctx;
+  const [caps, listed, reach] = await Promise.all([
+    capabilities(signal),
+    api("GET", "/api/v1/datasets", { signal }),
+    ctx.session.service ? api("GET", "/api/v1/collections", { signal }).catch(() => ({ collections: [] })) : { collections: [] },
+  ]);
+  return { caps, datasets: listed.datasets || [], collections: (reach.collections || []).filter((c) => !c.dataset_id) };
+}
+
 export async function capabilities(signal) {
   try {
     const system = await api("GET", "/api/v1/system", { signal });

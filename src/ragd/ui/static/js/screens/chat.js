@@ -5,7 +5,7 @@
 // arrive, in a live log; [n] markers become buttons that show source n and link to its chunk.
 
 import { ApiError, api, stream } from "../api.js";
-import { capabilities, chunkHref, pageLabel } from "../capabilities.js";
+import { chunkHref, pageLabel, searchable } from "../capabilities.js";
 import { field, h, replace } from "../dom.js";
 
 const CHAT = "/v1/chat/completions";
@@ -14,21 +14,16 @@ const MARKER = /\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\](?!\()/g;
 
 export async function render(main, ctx) {
   const { signal } = ctx;
-  const [caps, listed, reach] = await Promise.all([
-    capabilities(signal),
-    api("GET", "/api/v1/datasets", { signal }),
-    // the service key may also chat over collections outside datasets (Open WebUI's, the CLI's)
-    ctx.session.service ? api("GET", "/api/v1/collections", { signal }).catch(() => ({ collections: [] })) : { collections: [] },
-  ]);
+  // the service key may also chat over collections outside datasets (Open WebUI's, the CLI's)
+  const { caps, datasets: readable, collections: raw } = await searchable(ctx);
   replace(main, h("h1", {}, "Chat"));
   const enabled = caps && typeof caps.chat === "boolean" ? caps.chat : await chatRouteAnswers(signal);
   if (!enabled) {
     main.append(notConfigured());
     return;
   }
-  const raw = (reach.collections || []).filter((c) => !c.dataset_id);
   const datasets = [
-    ...(listed.datasets || []).filter((d) => d.collection_name),
+    ...readable.filter((d) => d.collection_name),
     ...raw.map((c) => ({ id: `collection:${c.name}`, name: `${c.name} (collection)`, collection_name: c.name, raw: true })),
   ];
   if (!datasets.length) {

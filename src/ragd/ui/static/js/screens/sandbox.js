@@ -5,7 +5,7 @@
 // and Back shows the previous one. It never holds a key: the session cookie does.
 
 import { api, ApiError } from "../api.js";
-import { capabilities, chunkHref, pageLabel } from "../capabilities.js";
+import { chunkHref, pageLabel, searchable } from "../capabilities.js";
 import { clear, field, fmtScore, h, highlight, queryTerms, replace } from "../dom.js";
 
 const MODES = ["hybrid", "dense", "sparse"];
@@ -23,14 +23,8 @@ const SCORE_ROWS = [
 
 export async function render(main, ctx) {
   const { signal } = ctx;
-  const [caps, listed, reach] = await Promise.all([
-    capabilities(signal),
-    api("GET", "/api/v1/datasets", { signal }),
-    // the service key also reaches collections outside datasets (Open WebUI's, the CLI's)
-    ctx.session.service ? api("GET", "/api/v1/collections", { signal }).catch(() => ({ collections: [] })) : { collections: [] },
-  ]);
-  const datasets = listed.datasets || [];
-  const raw = (reach.collections || []).filter((c) => !c.dataset_id);
+  // the service key also reaches collections outside datasets (Open WebUI's, the CLI's)
+  const { caps, datasets, collections: raw } = await searchable(ctx);
   const state = readState(ctx.query);
   const names = Object.fromEntries(datasets.map((d) => [d.id, d.name]));
   const allIds = datasets.map((d) => d.id);
