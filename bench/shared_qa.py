@@ -2,7 +2,7 @@
 
     python bench/shared_qa.py [../shared/documents] [--k 5] [--mode hybrid] [--data-dir DIR]
                               [--search-args "--diversity 0.3 --max-per-file 2"]
-                              [--questions FILE [--questions FILE ...] | --only-shared]
+                              [--questions FILE [--questions FILE ...] | --only-shared] [--index-all]
 
 Indexes the folder with ``ragd ingest`` into a fresh data dir (or reuses ``--data-dir``, building the
 index there when the folder holds none), then asks every question with ``ragd search --json -k K``
@@ -12,7 +12,10 @@ extraction tests compare).  The questions are those of
 ``<documents>/qa.jsonl`` plus, by default, ``bench/data/shared_qa_extra.jsonl`` (harder ones: table
 cells, spreadsheet rows, slides, facts deep in long HTML pages, OCR pages, non-English files);
 ``--questions FILE`` (repeatable) replaces that extra file, ``--only-shared`` keeps ``qa.jsonl`` alone.
-Every file holds one JSON object a line: ``{"file", "question", "answer_substring"}``.  Prints one row
+Every file holds one JSON object a line: ``{"file", "question", "answer_substring"}``.  The folder's
+answer key and source list (``qa.jsonl``, ``SOURCES.md``) are not indexed: they hold the questions
+word for word and a line about every file, so they would take top-5 slots from the documents
+(``--index-all`` indexes them too, as a plain ``ragd ingest`` of the folder would).  Prints one row
 per question, the share answered overall and per file-type group (pdf, office, html, spreadsheet/csv,
 other) and the mean number of distinct files among the top K (what the diversity knobs buy).
 """
@@ -31,6 +34,7 @@ from pathlib import Path
 
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 EXTRA_QUESTIONS = Path(__file__).parent / "data" / "shared_qa_extra.jsonl"
+NOT_DOCUMENTS = ("qa.jsonl", "SOURCES.md")  # the folder's answer key and its list of sources
 GROUPS = {  # file suffix -> the group its share is reported under; anything else is "other"
     ".pdf": "pdf",
     ".docx": "office",
@@ -86,6 +90,10 @@ def main() -> int:
         help="reuse the index in this folder (built there first when it holds none) instead of a fresh one",
     )  # fmt: skip
     parser.add_argument("--search-args", default="", help="more ragd search options, e.g. the knobs")
+    parser.add_argument(
+        "--index-all", action="store_true",
+        help=f"index the whole folder, {' and '.join(NOT_DOCUMENTS)} included (they hold the questions)",
+    )  # fmt: skip
     which = parser.add_mutually_exclusive_group()
     which.add_argument(
         "--questions", type=Path, action="append",
@@ -102,7 +110,9 @@ def main() -> int:
     print(f"index: {data_dir}")
     if args.data_dir is None or not (data_dir / "qdrant").is_dir():  # a folder without an index: build it
         started = time.perf_counter()
-        done = ragd("ingest", str(args.documents), "--collection", "qa", "--data-dir", str(data_dir))
+        ignored = () if args.index_all else tuple(f"--ignore={name}" for name in NOT_DOCUMENTS)
+        folder = str(args.documents)
+        done = ragd("ingest", folder, "--collection", "qa", "--data-dir", str(data_dir), *ignored)
         print(f"ingest: exit {done.returncode} in {time.perf_counter() - started:.0f} s")
         print("\n".join(done.stdout.strip().splitlines()[-12:]))
     hits_found = 0

@@ -34,6 +34,7 @@ INDEXED = {
     "meta.collection_type": ("keyword", False),
     "meta.disabled": ("bool", False),
     "meta.languages": ("keyword", False),
+    "meta.split_id": ("integer", False),
 }
 
 

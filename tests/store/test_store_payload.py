@@ -75,6 +75,7 @@ def test_the_tenant_key_is_the_only_tenant_index() -> None:
         ("meta.collection_type", "keyword", False),
         ("meta.disabled", "bool", False),
         ("meta.languages", "keyword", False),
+        ("meta.split_id", "integer", False),
     ]
     pl.require_indexed("meta.file_id")
     with pytest.raises(InvalidRequest, match="valid keys"):

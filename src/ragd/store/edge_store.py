@@ -453,6 +453,8 @@ def _ensure_payload_indexes(shard: qe.EdgeShard) -> None:
         params: Any = qe.PayloadSchemaType.Keyword
         if index.kind is pl.IndexKind.BOOL:
             params = qe.PayloadSchemaType.Bool
+        elif index.kind is pl.IndexKind.INTEGER:
+            params = qe.IntegerIndexParams(lookup=False, range=True)
         elif index.is_tenant:
             params = qe.KeywordIndexParams(is_tenant=True)
         op = qe.UpdateOperation.create_field_index(index.key, params)

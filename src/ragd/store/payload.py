@@ -51,6 +51,8 @@ _CANONICAL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 class IndexKind(enum.Enum):
     KEYWORD = "keyword"
     BOOL = "bool"
+    #: range lookups only (``meta.split_id``: a page of a file's chunks, a hit's neighbours)
+    INTEGER = "integer"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,7 @@ PAYLOAD_INDEXES: tuple[PayloadIndex, ...] = (
     PayloadIndex(COLLECTION_TYPE_KEY),
     PayloadIndex(DISABLED_KEY, IndexKind.BOOL),
     PayloadIndex(LANGUAGES_KEY),
+    PayloadIndex(SPLIT_ID_KEY, IndexKind.INTEGER),
 )
 #: the keys ``facet()`` is offered on: the keyword-indexed ones
 FACET_KEYS = frozenset(index.key for index in PAYLOAD_INDEXES if index.kind is IndexKind.KEYWORD)

@@ -426,6 +426,8 @@ def _qdrant_must(plan: pl.FilterPlan) -> models.Filter:
 def _index_schema(index: pl.PayloadIndex) -> models.PayloadSchemaParams:
     if index.kind is pl.IndexKind.BOOL:
         return models.BoolIndexParams(type=models.BoolIndexType.BOOL)
+    if index.kind is pl.IndexKind.INTEGER:
+        return models.IntegerIndexParams(type=models.IntegerIndexType.INTEGER, lookup=False, range=True)
     return models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=index.is_tenant or None)
 
 
