@@ -1,13 +1,15 @@
 """Served search throughput: ``POST /search`` against a live ``ragd serve`` at 100k chunks.
 
     python bench/served_throughput.py [--points 100000] [--data-dir DIR] [--clients 20] [--seconds 20]
+                                      [--set RAGD_NAME=VALUE ...]
 
 Builds (or reuses ``--data-dir``) an index of ``--points`` chunks in 50 collections: each chunk is
 40 words drawn Zipf-style from ragd's own docs, embedded by the real all-MiniLM-L6-v2 and BM25,
 stored through the real services (so ``ragd serve`` opens it as its own).  Queries are 6-word
 draws from the same vocabulary, embedded by the server with the real model: the query lands where
 real chunk embeddings are, so the HNSW walk is an honest one.  Then, against ``ragd serve`` on
-loopback (default settings, hybrid, k=5, one collection per query, 5,000 distinct queries):
+loopback (default settings and any ``--set``, for the server and the in-process run alike; ``RAGD_*``
+in the shell are ignored; hybrid, k=5, one collection per query, 5,000 distinct queries):
 
 * one client, one request at a time: p50 / p99;
 * ``--clients`` concurrent clients for ``--seconds``: requests per second, p50 / p99, errors;
@@ -239,7 +241,14 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--single", type=int, default=400, help="requests of the one-client run")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="RAGD_NAME=VALUE",
+        help="a setting for the server and the in-process run (repeatable), e.g. a knob to compare",
+    )  # fmt: skip
     args = parser.parse_args()
+    overrides = dict(item.split("=", 1) for item in args.set)
+    if bad := [name for name in overrides if not name.startswith("RAGD_")]:
+        parser.error(f"--set takes RAGD_ settings, not {', '.join(bad)}")
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="ragd-served-"))
     asyncio.run(build(data_dir, args.points))
     bodies = queries(5_000)  # more than the query cache holds: the distinct runs never hit it
@@ -247,6 +256,7 @@ def main() -> int:
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGD_")}
     env.update({"RAGD_DATA_DIR": str(data_dir), "RAGD_SERVER__API_KEY": KEY, "RAGD_LOG__LEVEL": "WARNING"})
+    env.update(overrides)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log_path = data_dir / "serve.log"
@@ -262,6 +272,9 @@ def main() -> int:
     finally:
         proc.terminate()
         proc.wait(60)
+    for name in [k for k in os.environ if k.startswith("RAGD_")]:  # in process: as the server ran
+        del os.environ[name]
+    os.environ.update(overrides)
     inproc = asyncio.run(in_process(data_dir, bodies[: args.single]))
     print(f"{args.points} chunks, {TENANTS} collections, hybrid k=5, {os.cpu_count()} cores")
     print(

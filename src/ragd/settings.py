@@ -173,7 +173,12 @@ class RetrievalSettings(BaseModel):
     k: int = Field(5, ge=1, le=100)
     rrf_k: int = Field(2, ge=1, description="RRF k (2 matches Qdrant's server default)")
     prefetch_multiplier: int = Field(4, ge=1, description="each path fetches max(k*this, prefetch_min)")
-    prefetch_min: int = Field(40, ge=1)
+    prefetch_min: int = Field(
+        100,
+        ge=1,
+        description="the least candidates each path fetches; deeper lists fuse better (SciFact train "
+        "nDCG@10 0.7376 at 40, 0.7405 at 100), each extra candidate costs a little time",
+    )
     fusion: FusionMethod = Field(
         FusionMethod.CONVEX,
         description="hybrid: convex (each list's scores over its best, weighted mean; SciFact train "

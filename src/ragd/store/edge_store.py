@@ -408,7 +408,7 @@ def _search(shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning, exclude
 def _convex_search(shard: qe.EdgeShard, query: StoreQuery, lists: list[qe.QueryRequest]) -> list[Hit]:
     """Convex hybrid: the two lists in one batch, fused here, the best fetched by id."""
     dense_rows, sparse_rows = _engine(lambda: shard.query_batch(qe.QueryBatchRequest(lists)), "search")
-    plan = convex_plan(query, _rows(dense_rows), _rows(sparse_rows))
+    plan = convex_plan(query, dense_rows, sparse_rows)
     ids = [plan.raw_ids[point_id] for point_id, _ in plan.order]
     with_vector = [pl.dense_vector_name(query.space)] if query.explain else False
     records = _engine(lambda: shard.retrieve(ids, True, with_vector), "search") if ids else []

@@ -332,7 +332,7 @@ class QdrantStore:
         """Convex hybrid: the two lists in one batch, fused here, the best fetched by id."""
         with _translated("search"):
             dense, sparse = await client.query_batch_points(self.collection, requests=lists)
-        fused = convex_plan(query, _rows(dense.points), _rows(sparse.points))
+        fused = convex_plan(query, dense.points, sparse.points)
         ids = [fused.raw_ids[point_id] for point_id, _ in fused.order]
         with_vectors = [pl.dense_vector_name(query.space)] if query.explain else False
         fetched = await _fetch(client, self.collection, ids, with_vectors)

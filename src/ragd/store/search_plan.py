@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -65,8 +65,32 @@ class EnginePoint:
     dense: Sequence[float] | None = None
 
 
+class ScoredRow(Protocol):
+    """What a convex plan reads of an engine's scored point: its id and its score."""
+
+    @property
+    def id(self) -> Any: ...
+
+    @property
+    def score(self) -> float: ...
+
+
 def scores_by_id(rows: Iterable[EnginePoint]) -> dict[str, float]:
     return {canonical_id(row.id): float(row.score) for row in rows}
+
+
+def _scores_and_ids(rows: Iterable[ScoredRow], raw: dict[str, Any]) -> dict[str, float]:
+    """Each row's score by canonical id; ``raw`` gets each canonical id's engine form.
+
+    The lists are hundreds of rows a search, so each engine id is read and converted once (an
+    engine's id object is built anew on every read)."""
+    scores: dict[str, float] = {}
+    for row in rows:
+        engine_id = row.id
+        key = canonical_id(engine_id)
+        scores[key] = float(row.score)
+        raw.setdefault(key, engine_id)
+    return scores
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +105,12 @@ class ConvexPlan:
 
 
 def convex_plan(
-    query: StoreQuery, dense_rows: Sequence[EnginePoint], sparse_rows: Sequence[EnginePoint]
+    query: StoreQuery, dense_rows: Iterable[ScoredRow], sparse_rows: Iterable[ScoredRow]
 ) -> ConvexPlan:
-    """Fuse the two lists; the best ``query.limit`` come first in ``order``."""
-    dense, sparse = scores_by_id(dense_rows), scores_by_id(sparse_rows)
-    raw = {canonical_id(row.id): row.id for row in [*dense_rows, *sparse_rows]}
+    """Fuse the two lists (an engine's scored points as they came); the best ``query.limit``
+    come first in ``order``."""
+    raw: dict[str, Any] = {}
+    dense, sparse = _scores_and_ids(dense_rows, raw), _scores_and_ids(sparse_rows, raw)
     fusion = query.fusion
     fused = convex_fusion(dense, sparse, fusion.dense_weight, fusion.sparse_weight, query.prefetch_limit)
     return ConvexPlan(fused[: query.limit], dense, sparse, raw)
