@@ -246,9 +246,9 @@ def main() -> int:
         help="a setting for the server and the in-process run (repeatable), e.g. a knob to compare",
     )  # fmt: skip
     args = parser.parse_args()
+    if bad := [item for item in args.set if not item.startswith("RAGD_") or "=" not in item]:
+        parser.error(f"--set takes RAGD_NAME=VALUE, not {', '.join(bad)}")
     overrides = dict(item.split("=", 1) for item in args.set)
-    if bad := [name for name in overrides if not name.startswith("RAGD_")]:
-        parser.error(f"--set takes RAGD_ settings, not {', '.join(bad)}")
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="ragd-served-"))
     asyncio.run(build(data_dir, args.points))
     bodies = queries(5_000)  # more than the query cache holds: the distinct runs never hit it
