@@ -400,9 +400,7 @@ def _search(shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning, exclude
         return assemble_hits(kind, _rows(_engine(lambda: shard.query(only), "search")))
     batch = qe.QueryBatchRequest(requests)
     fused, dense, sparse = _engine(lambda: shard.query_batch(batch), "search")
-    return assemble_hits(
-        kind, _rows(fused), scores_by_id(_rows(dense)), scores_by_id(_rows(sparse)), query.dense
-    )
+    return assemble_hits(kind, _rows(fused), scores_by_id(dense), scores_by_id(sparse), query.dense)
 
 
 def _convex_search(shard: qe.EdgeShard, query: StoreQuery, lists: list[qe.QueryRequest]) -> list[Hit]:

@@ -321,8 +321,8 @@ class QdrantStore:
         return assemble_hits(
             kind,
             _rows(fused.points),
-            scores_by_id(_rows(dense.points)),
-            scores_by_id(_rows(sparse.points)),
+            scores_by_id(dense.points),
+            scores_by_id(sparse.points),
             query.dense,
         )
 

@@ -75,8 +75,9 @@ class ScoredRow(Protocol):
     def score(self) -> float: ...
 
 
-def scores_by_id(rows: Iterable[EnginePoint]) -> dict[str, float]:
-    return {canonical_id(row.id): float(row.score) for row in rows}
+def scores_by_id(rows: Iterable[ScoredRow]) -> dict[str, float]:
+    """Each row's score by canonical id (an engine's scored points as they came, or EnginePoints)."""
+    return _scores_and_ids(rows, {})
 
 
 def _scores_and_ids(rows: Iterable[ScoredRow], raw: dict[str, Any]) -> dict[str, float]:
