@@ -1,6 +1,7 @@
 """In-process search latency at 100k chunks, query embedding included: what ``ragd search`` costs.
 
     python bench/search_latency.py [--points 100000] [--queries 300] [--rounds 5] [--index DIR]
+                                   [--dense-on-disk] [--sparse-groups G]
 
 The index holds ``--points`` chunks in 50 tenants: dense vectors are the synthetic
 chunk-like vectors of ``store_latency.py`` (embedding 100k real texts would take an
@@ -169,6 +170,9 @@ async def main() -> None:
     parser.add_argument("--index", type=Path, help="keep the index here (built if absent, else reused)")
     parser.add_argument("--dense-on-disk", action="store_true", help="RAGD_STORE__DENSE_ON_DISK")
     parser.add_argument("--payload-on-disk", action="store_true", help="RAGD_STORE__PAYLOAD_ON_DISK")
+    parser.add_argument(
+        "--sparse-groups", type=int, default=0, help="RAGD_STORE__SPARSE_GROUPS (fixed when DIR is built)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         where = args.index or Path(tmp)
@@ -178,7 +182,17 @@ async def main() -> None:
         sparse = Bm25SparseEmbedder(SparseSettings().language)  # the default: per-query language
         tuning = IndexTuning(dense_on_disk=args.dense_on_disk, payload_on_disk=args.payload_on_disk)
         store = EdgeStore(where / "index", "bench", tuning=tuning)
-        await store.open(IndexManifest(dense.spec.model, 384, "", "", sparse.name, MANIFEST.chunker_version))
+        await store.open(
+            IndexManifest(
+                dense.spec.model,
+                384,
+                "",
+                "",
+                sparse.name,
+                MANIFEST.chunker_version,
+                sparse_groups=args.sparse_groups,
+            )
+        )
         if reuse:
             print(f"reusing the index in {where} ({await store.count(PointFilter())} chunks)")
             near_queries = np.load(near_file)

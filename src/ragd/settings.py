@@ -62,6 +62,15 @@ class StoreSettings(BaseModel):
         " rescore the best candidates with the float32 vectors: faster scans, exact scores; applies"
         " to new collections, and to an existing embedded index after its next optimize",
     )
+    sparse_groups: int = Field(
+        0,
+        ge=0,
+        le=1024,
+        description="0: one sparse (BM25) vector, text-sparse; G > 0: one per group of collections,"
+        " text-sparse-g<crc32(name) % G>, so a search of one collection walks only its group's posting"
+        " lists: for indexes of millions of chunks in many collections (docs/benchmarks.md, Scale);"
+        " fixed when the index is created (a change is INDEX_MISMATCH: re-index)",
+    )
 
 
 class EmbeddingSettings(BaseModel):

@@ -428,6 +428,9 @@ class IndexManifest:
     schema_version: int = 1
     #: the index's other dense models by name (RAGD_EMBEDDERS), fixed when the index is created
     extra_dense: tuple[DenseSpace, ...] = ()
+    #: 0: one sparse vector ``text-sparse``; G > 0: one per group of collections, ``text-sparse-g<i>``
+    #: (RAGD_STORE__SPARSE_GROUPS), fixed when the index is created
+    sparse_groups: int = 0
 
     def mismatches(self, other: IndexManifest) -> list[str]:
         """Human-readable differences between two manifests (empty when equal)."""
@@ -438,6 +441,11 @@ class IndexManifest:
                 continue
             if name == "extra_dense":
                 out.append(f"dense models: index has {_spaces(mine)}, configuration has {_spaces(theirs)}")
+            elif name == "sparse_groups":
+                out.append(
+                    "sparse vector groups (RAGD_STORE__SPARSE_GROUPS): "
+                    f"index has {mine}, configuration has {theirs}"
+                )
             else:
                 out.append(f"{name}: index has {mine!r}, configuration has {theirs!r}")
         return out

@@ -78,13 +78,17 @@ def make_store(backend: str, tmp_path: Path, client_log: list[Call]) -> StoreFac
     return make
 
 
+def empty_store(backend: str, make_store: StoreFactory, client_log: list[Call]) -> VectorStore:
+    """A new store, not opened yet; the client backend in memory (fast), like the congruence tests."""
+    if backend == "edge":
+        return make_store()
+    return QdrantStore(url=":memory:", client_factory=lambda **kw: RecordingClient(client_log, **kw))
+
+
 @pytest.fixture
 async def store(backend: str, make_store: StoreFactory, client_log: list[Call]) -> AsyncIterator[VectorStore]:
-    """An open, empty store; the client backend runs in memory (fast), like the congruence tests."""
-    if backend == "edge":
-        s = make_store()
-    else:
-        s = QdrantStore(url=":memory:", client_factory=lambda **kw: RecordingClient(client_log, **kw))
+    """An open, empty store."""
+    s = empty_store(backend, make_store, client_log)
     await s.open(manifest())
     yield s
     await s.close()

@@ -269,6 +269,7 @@ def manifest_for(
     sparse: SparseEmbedder | None,
     chunker: Chunker,
     spaces: DenseSpaces | None = None,
+    sparse_groups: int = 0,
 ) -> IndexManifest:
     spec = dense.spec
     return IndexManifest(
@@ -279,6 +280,7 @@ def manifest_for(
         sparse_model=sparse.name if sparse else "none",
         chunker_version=chunker.version,
         extra_dense=spaces.manifest_entries if spaces is not None else (),
+        sparse_groups=sparse_groups,
     )
 
 
@@ -316,7 +318,7 @@ async def open_services(
         )
         windows = model_windows(settings, spaces)
         chunker = chunker_for_window(settings, windows[None])
-        manifest = manifest_for(dense, sparse, chunker, spaces)
+        manifest = manifest_for(dense, sparse, chunker, spaces, settings.store.sparse_groups)
         store = build_store(settings)
         stack.push_async_callback(store.close)
         await store.open(manifest)

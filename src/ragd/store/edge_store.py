@@ -50,10 +50,12 @@ from ragd.store.manifest_io import (
 )
 from ragd.store.search_plan import (
     EnginePoint,
+    FusedPlan,
     assemble_hits,
-    convex_plan,
-    convex_rows,
+    fused_plan,
+    fused_rows,
     fusion_weights,
+    merge_by_score,
     scores_by_id,
     search_kind,
 )
@@ -96,6 +98,7 @@ class EdgeStore:
         self._lock = DirLock(self.root)
         self._shard: qe.EdgeShard | None = None
         self._dims: dict[str, int] = {}
+        self._sparse_groups = 0
         self._pool: ThreadPoolExecutor | None = None
         self._optimizer: ThreadPoolExecutor | None = None
         self._optimizing: asyncio.Future[bool] | None = None
@@ -142,6 +145,7 @@ class EdgeStore:
             self._shutdown_pools()
             raise
         self._dims = pl.dense_vector_names(manifest)
+        self._sparse_groups = manifest.sparse_groups
 
     def _open_sync(self, manifest: IndexManifest) -> qe.EdgeShard:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -158,7 +162,7 @@ class EdgeStore:
 
     def _load_or_create(self, manifest: IndexManifest) -> qe.EdgeShard:
         shard_dir = self.root / SHARD_DIR
-        config = _edge_config(pl.dense_vector_names(manifest), self._tuning)
+        config = _edge_config(pl.dense_vector_names(manifest), manifest.sparse_groups, self._tuning)
         if shard_dir.is_dir() and any(shard_dir.iterdir()):
             found = read_manifest_file(self.root / MANIFEST_FILE)
             if found is None:
@@ -215,7 +219,7 @@ class EdgeStore:
     async def upsert(self, chunks: Sequence[StoredChunk]) -> None:
         shard = self._require_shard()
         self._check_space(f"writing {len(chunks)} chunks")
-        points = [_to_point(c, self._dims) for c in chunks]
+        points = [_to_point(c, self._dims, self._sparse_groups) for c in chunks]
         for start in range(0, len(points), UPSERT_BATCH):
             op = qe.UpdateOperation.upsert_points(points[start : start + UPSERT_BATCH])
             write = functools.partial(shard.update, op)
@@ -276,14 +280,15 @@ class EdgeStore:
 
     async def search(self, query: StoreQuery) -> list[Hit]:
         shard = self._require_shard()
-        return await self._run(lambda: _search(shard, query, self._tuning, self._disabled.possible))
+        groups = self._sparse_groups
+        return await self._run(lambda: _search(shard, query, self._tuning, self._disabled.possible, groups))
 
     async def search_after(self, prepare: Callable[[], StoreQuery]) -> tuple[StoreQuery, list[Hit]]:
         shard = self._require_shard()
 
         def prepared_search() -> tuple[StoreQuery, list[Hit]]:
             query = prepare()
-            return query, _search(shard, query, self._tuning, self._disabled.possible)
+            return query, _search(shard, query, self._tuning, self._disabled.possible, self._sparse_groups)
 
         return await self._run(prepared_search)
 
@@ -374,25 +379,32 @@ class _DisabledGuard:
             self.possible = shard.count(qe.CountRequest(exact=True, filter=disabled)) > 0
 
 
-def _search(shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning, exclude_disabled: bool) -> list[Hit]:
+def _search(
+    shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning, exclude_disabled: bool, groups: int = 0
+) -> list[Hit]:
     """One search, start to hits, on the calling (worker) thread.
 
-    ``exclude_disabled=False`` (no point is disabled) leaves the exclusion out of the filter."""
+    ``exclude_disabled=False`` (no point is disabled) leaves the exclusion out of the filter;
+    ``groups``: the index's sparse groups (the manifest's ``sparse_groups``)."""
     kind = search_kind(query)
     plan = pl.search_plan(query.filter) if exclude_disabled else pl.filter_plan(query.filter)
     edge_filter = _edge_filter(plan)
     params = _dense_params(tuning, filtered=plan.narrows)
+    sparse_names = pl.sparse_vectors_for(query.filter, groups)
+    if kind is not SearchMode.DENSE and len(sparse_names) != 1:
+        return _grouped_search(shard, query, kind, edge_filter, params, sparse_names)
+    sparse_using = sparse_names[0] if sparse_names else pl.SPARSE_VECTOR  # none: a dense search
     if kind is not SearchMode.HYBRID:
         request = qe.QueryRequest(
             limit=query.limit,
-            query=_nearest(query, kind),
+            query=_nearest(query, kind, sparse_using),
             filter=edge_filter,
             params=params if kind is SearchMode.DENSE else None,
             with_payload=True,
             with_vector=[pl.dense_vector_name(query.space)] if query.explain else False,
         )
         return assemble_hits(kind, _rows(_engine(lambda: shard.query(request), "search")))
-    requests = _hybrid_requests(query, edge_filter, params)
+    requests = _hybrid_requests(query, edge_filter, params, sparse_using)
     if query.fusion.method is FusionMethod.CONVEX:
         return _convex_search(shard, query, requests[1:])
     if not query.explain:
@@ -406,15 +418,60 @@ def _search(shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning, exclude
 def _convex_search(shard: qe.EdgeShard, query: StoreQuery, lists: list[qe.QueryRequest]) -> list[Hit]:
     """Convex hybrid: the two lists in one batch, fused here, the best fetched by id."""
     dense_rows, sparse_rows = _engine(lambda: shard.query_batch(qe.QueryBatchRequest(lists)), "search")
-    plan = convex_plan(query, dense_rows, sparse_rows)
+    return _fetch_fused(shard, query, fused_plan(query, dense_rows, sparse_rows))
+
+
+def _grouped_search(
+    shard: qe.EdgeShard,
+    query: StoreQuery,
+    kind: SearchMode,
+    edge_filter: qe.Filter | None,
+    params: qe.SearchParams,
+    sparse_names: Sequence[str],
+) -> list[Hit]:
+    """A sparse or hybrid search over several sparse groups: each group's list in one batch (with
+    the dense list), merged by score; a hybrid one fused here and the best fetched by id."""
+    if query.sparse is None:
+        raise ValueError(f"no sparse vector in the {kind.value} query")
+    sparse = _edge_sparse(query.sparse)
+    alone = kind is SearchMode.SPARSE
+    n = query.limit if alone else query.prefetch_limit
+    lists = [
+        qe.QueryRequest(
+            limit=n,
+            query=qe.Query.Nearest(sparse, using=name),
+            filter=edge_filter,
+            with_payload=alone,
+            with_vector=[pl.dense_vector_name(query.space)] if alone and query.explain else False,
+        )
+        for name in sparse_names
+    ]
+    if not alone:
+        dense = qe.QueryRequest(
+            limit=n,
+            query=_nearest(query, SearchMode.DENSE),
+            filter=edge_filter,
+            params=params,
+            with_payload=False,
+        )
+        lists.insert(0, dense)
+    found = _engine(lambda: shard.query_batch(qe.QueryBatchRequest(lists)), "search") if lists else []
+    if alone:
+        return assemble_hits(kind, _rows(merge_by_score(found, n)))
+    dense_rows, *sparse_lists = found
+    return _fetch_fused(shard, query, fused_plan(query, dense_rows, merge_by_score(sparse_lists, n)))
+
+
+def _fetch_fused(shard: qe.EdgeShard, query: StoreQuery, plan: FusedPlan) -> list[Hit]:
+    """The fused plan's points fetched by id, as hits in fused order."""
     ids = [plan.raw_ids[point_id] for point_id, _ in plan.order]
     with_vector = [pl.dense_vector_name(query.space)] if query.explain else False
     records = _engine(lambda: shard.retrieve(ids, True, with_vector), "search") if ids else []
     fetched = [EnginePoint(r.id, 0.0, r.payload, _dense_of(r.vector)) for r in records]
-    return assemble_hits(SearchMode.HYBRID, convex_rows(plan, fetched), plan.dense, plan.sparse, query.dense)
+    return assemble_hits(SearchMode.HYBRID, fused_rows(plan, fetched), plan.dense, plan.sparse, query.dense)
 
 
-def _edge_config(dims: dict[str, int], tuning: IndexTuning) -> qe.EdgeConfig:
+def _edge_config(dims: dict[str, int], sparse_groups: int, tuning: IndexTuning) -> qe.EdgeConfig:
     return qe.EdgeConfig(
         vectors={
             name: qe.EdgeVectorParams(
@@ -429,7 +486,10 @@ def _edge_config(dims: dict[str, int], tuning: IndexTuning) -> qe.EdgeConfig:
             )
             for name, dim in dims.items()
         },
-        sparse_vectors={pl.SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        sparse_vectors={
+            name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)
+            for name in pl.sparse_vector_names(sparse_groups)
+        },
         hnsw_config=qe.HnswIndexConfig(
             m=tuning.m,
             ef_construct=tuning.ef_construct,
@@ -490,10 +550,10 @@ def _edge_bool(value: bool) -> qe.MatchValue:
     return qe.MatchValue(np.bool_(value))  # type: ignore[arg-type]
 
 
-def _to_point(chunk: StoredChunk, dims: dict[str, int]) -> qe.Point:
+def _to_point(chunk: StoredChunk, dims: dict[str, int], sparse_groups: int = 0) -> qe.Point:
     vectors: dict[str, Any] = dict([pl.require_dense(chunk, dims)])
     if chunk.sparse is not None:
-        vectors[pl.SPARSE_VECTOR] = _edge_sparse(chunk.sparse)
+        vectors[pl.chunk_sparse_name(chunk, sparse_groups)] = _edge_sparse(chunk.sparse)
     return qe.Point(id=pl.point_uuid(chunk.id), vector=vectors, payload=pl.to_payload(chunk))
 
 
@@ -503,7 +563,7 @@ def _edge_sparse(vector: SparseVector) -> qe.SparseVector:
 
 def _from_record(record: Any) -> StoredChunk:
     vectors = record.vector if isinstance(record.vector, dict) else {}
-    sparse = vectors.get(pl.SPARSE_VECTOR)
+    sparse = pl.sparse_of_point(vectors)
     space, dense = pl.dense_of_point(vectors)
     return pl.from_point(
         record.id,
@@ -514,12 +574,12 @@ def _from_record(record: Any) -> StoredChunk:
     )
 
 
-def _nearest(query: StoreQuery, kind: SearchMode) -> Any:
+def _nearest(query: StoreQuery, kind: SearchMode, sparse_using: str = pl.SPARSE_VECTOR) -> Any:
     if kind is SearchMode.DENSE and query.dense is not None:
         vector = np.asarray(query.dense, dtype=np.float32).tolist()
         return qe.Query.Nearest(vector, using=pl.dense_vector_name(query.space))
     if kind is SearchMode.SPARSE and query.sparse is not None:
-        return qe.Query.Nearest(_edge_sparse(query.sparse), using=pl.SPARSE_VECTOR)
+        return qe.Query.Nearest(_edge_sparse(query.sparse), using=sparse_using)
     raise ValueError(f"no {kind.value} vector in the query")
 
 
@@ -535,9 +595,9 @@ def _dense_params(tuning: IndexTuning, *, filtered: bool) -> qe.SearchParams:
 
 
 def _hybrid_requests(
-    query: StoreQuery, edge_filter: qe.Filter | None, params: qe.SearchParams | None
+    query: StoreQuery, edge_filter: qe.Filter | None, params: qe.SearchParams | None, sparse_using: str
 ) -> list[qe.QueryRequest]:
-    dense, sparse = _nearest(query, SearchMode.DENSE), _nearest(query, SearchMode.SPARSE)
+    dense, sparse = _nearest(query, SearchMode.DENSE), _nearest(query, SearchMode.SPARSE, sparse_using)
     n = query.prefetch_limit
     fused = qe.QueryRequest(
         limit=query.limit,

@@ -34,6 +34,19 @@ def rrf_score(ranks: Sequence[int | None], k: int, weights: Sequence[float]) -> 
     return sum(rrf_contribution(r, k, w) for r, w in zip(ranks, weights, strict=True) if r is not None)
 
 
+def rrf_fusion(
+    dense: Sequence[str], sparse: Sequence[str], k: int, dense_weight: float, sparse_weight: float
+) -> list[tuple[str, float]]:
+    """Weighted RRF of two ranked lists of ids (best first), best first: the engine's fusion
+    computed here, for lists the engine cannot fuse itself.  Ties keep the order of first
+    appearance (the dense list, then the sparse one)."""
+    fused: dict[str, float] = {}
+    for ranked, weight in ((dense, dense_weight), (sparse, sparse_weight)):
+        for rank, point in enumerate(ranked, 1):
+            fused[point] = fused.get(point, 0.0) + rrf_contribution(rank, k, weight)
+    return sorted(fused.items(), key=lambda item: -item[1])
+
+
 def rrf_max_score(k: int, weights: Sequence[float]) -> float:
     """The highest fused score possible: ranked first in every list.
 

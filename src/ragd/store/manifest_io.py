@@ -34,6 +34,8 @@ def manifest_to_dict(manifest: IndexManifest) -> dict[str, Any]:
     """The manifest as a JSON object (``extra_dense``: a list of objects, one per named model)."""
     data = dataclasses.asdict(manifest)
     data["extra_dense"] = [dataclasses.asdict(space) for space in manifest.extra_dense]
+    if not manifest.sparse_groups:  # the one-vector layout's manifest stays as older ragd wrote it
+        del data["sparse_groups"]
     return data
 
 

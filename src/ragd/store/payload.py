@@ -4,6 +4,11 @@ A point is::
 
     id       UUID (StoredChunk.id parsed; returned in canonical 8-4-4-4-12 form)
     vectors  {"text-dense": [float] (cosine), "text-sparse": {indices, values} (IDF modifier)}
+
+With ``RAGD_STORE__SPARSE_GROUPS`` = G > 0 (fixed in the manifest) the sparse vector of a
+chunk is named after its collection's group instead, ``text-sparse-g<crc32(name) % G>``: a
+search of one collection then walks only its group's posting lists (see
+:func:`sparse_vector_of`).
     payload  {"content": <chunk text>, "meta": {collection_name, file_id, name, source, ...}}
 
 ``meta`` holds whatever the caller put in ``StoredChunk.meta`` (made JSON-safe:
@@ -20,6 +25,7 @@ import dataclasses
 import enum
 import re
 import uuid
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +39,8 @@ DENSE_VECTOR = "text-dense"
 SPARSE_VECTOR = "text-sparse"
 #: the named vector of a dataset's own dense model: ``text-dense-<name>`` (RAGD_EMBEDDERS)
 DENSE_VECTOR_PREFIX = f"{DENSE_VECTOR}-"
+#: the sparse vector of a group of collections: ``text-sparse-g<i>`` (RAGD_STORE__SPARSE_GROUPS)
+SPARSE_GROUP_PREFIX = f"{SPARSE_VECTOR}-g"
 CONTENT_KEY = "content"
 META_KEY = "meta"
 
@@ -156,6 +164,47 @@ def dense_of_point(vectors: object) -> tuple[str | None, Sequence[float] | None]
             if name == DENSE_VECTOR or str(name).startswith(DENSE_VECTOR_PREFIX):
                 return space_of_vector(str(name)), vector
     return None, None
+
+
+def sparse_vector_names(groups: int) -> tuple[str, ...]:
+    """Every sparse named vector of an index with ``groups`` sparse groups (0: the one ``text-sparse``)."""
+    if groups <= 0:
+        return (SPARSE_VECTOR,)
+    return tuple(f"{SPARSE_GROUP_PREFIX}{i}" for i in range(groups))
+
+
+def sparse_vector_of(collection_name: object, groups: int) -> str:
+    """The sparse named vector of a collection's chunks.
+
+    A collection's group is ``crc32(name) % groups``: stable across processes and machines (unlike
+    Python's ``hash``), so every writer and reader of an index agrees on it."""
+    if groups <= 0:
+        return SPARSE_VECTOR
+    return f"{SPARSE_GROUP_PREFIX}{zlib.crc32(str(collection_name).encode('utf-8')) % groups}"
+
+
+def sparse_vectors_for(flt: PointFilter, groups: int) -> tuple[str, ...]:
+    """The sparse vectors a search under ``flt`` must query: its collections' groups, or every
+    group when it names no collection (none when it names an empty tuple: nothing matches)."""
+    if groups <= 0:
+        return (SPARSE_VECTOR,)
+    if flt.collection_names is None:
+        return sparse_vector_names(groups)
+    return tuple(sorted({sparse_vector_of(name, groups) for name in flt.collection_names}))
+
+
+def chunk_sparse_name(chunk: StoredChunk, groups: int) -> str:
+    """The sparse named vector ``chunk`` is stored under (its ``meta.collection_name``'s group)."""
+    return sparse_vector_of(chunk.meta.get("collection_name", ""), groups) if groups > 0 else SPARSE_VECTOR
+
+
+def sparse_of_point(vectors: object) -> Any:
+    """The one sparse vector a point holds (under ``text-sparse`` or its group's name), or None."""
+    if isinstance(vectors, Mapping):
+        for name, vector in vectors.items():
+            if name == SPARSE_VECTOR or str(name).startswith(SPARSE_GROUP_PREFIX):
+                return vector
+    return None
 
 
 def require_dense(chunk: StoredChunk, dims: Mapping[str, int]) -> tuple[str, list[float]]:

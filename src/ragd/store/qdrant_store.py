@@ -46,10 +46,12 @@ from ragd.store.manifest_io import (
 )
 from ragd.store.search_plan import (
     EnginePoint,
+    FusedPlan,
     assemble_hits,
-    convex_plan,
-    convex_rows,
+    fused_plan,
+    fused_rows,
     fusion_weights,
+    merge_by_score,
     scores_by_id,
     search_kind,
 )
@@ -99,6 +101,7 @@ class QdrantStore:
         self._tuning = tuning or IndexTuning()
         self._client: AsyncQdrantClient | None = None
         self._dims: dict[str, int] = {}
+        self._sparse_groups = 0
 
     @classmethod
     def from_settings(cls, settings: StoreSettings) -> QdrantStore:
@@ -137,6 +140,7 @@ class QdrantStore:
                 self._lock.release()
             raise
         self._client, self._dims = client, pl.dense_vector_names(manifest)
+        self._sparse_groups = manifest.sparse_groups
 
     async def _open_collection(self, client: AsyncQdrantClient, manifest: IndexManifest) -> None:
         if not await client.collection_exists(self.collection):
@@ -159,7 +163,8 @@ class QdrantStore:
                     for name, dim in pl.dense_vector_names(manifest).items()
                 },
                 sparse_vectors_config={
-                    pl.SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)
+                    name: models.SparseVectorParams(modifier=models.Modifier.IDF)
+                    for name in pl.sparse_vector_names(manifest.sparse_groups)
                 },
                 hnsw_config=models.HnswConfigDiff(
                     m=t.m,
@@ -190,7 +195,9 @@ class QdrantStore:
                 hint=FIX_HINT,
             )
         check_manifest(manifest_from_dict(stored, self._where), manifest, self._where)
-        problems = _layout_problems(config.params, pl.dense_vector_names(manifest))
+        problems = _layout_problems(
+            config.params, pl.dense_vector_names(manifest), pl.sparse_vector_names(manifest.sparse_groups)
+        )
         if problems:
             raise IndexMismatch(
                 f"the {self._where} has another vector layout: " + "; ".join(problems), hint=FIX_HINT
@@ -236,7 +243,7 @@ class QdrantStore:
 
     async def upsert(self, chunks: Sequence[StoredChunk]) -> None:
         client = self._require_client()
-        points = [_to_point(c, self._dims) for c in chunks]
+        points = [_to_point(c, self._dims, self._sparse_groups) for c in chunks]
         for start in range(0, len(points), UPSERT_BATCH):
             with _translated("upsert"):
                 await client.upsert(self.collection, points[start : start + UPSERT_BATCH], wait=True)
@@ -295,8 +302,12 @@ class QdrantStore:
         qfilter = _qdrant_must(plan)
         # local mode searches exactly and warns about search params: send none there
         params = None if self._local else _dense_params(self._tuning, filtered=plan.narrows)
+        sparse_names = pl.sparse_vectors_for(query.filter, self._sparse_groups)
+        if kind is not SearchMode.DENSE and len(sparse_names) != 1:
+            return await self._grouped(client, query, kind, qfilter, params, sparse_names)
+        sparse_using = sparse_names[0] if sparse_names else pl.SPARSE_VECTOR  # none: a dense search
         if kind is not SearchMode.HYBRID:
-            vector, using = _vector(query, kind)
+            vector, using = _vector(query, kind, sparse_using)
             with _translated("search"):
                 response = await client.query_points(
                     self.collection,
@@ -309,7 +320,7 @@ class QdrantStore:
                     with_vectors=[pl.dense_vector_name(query.space)] if query.explain else False,
                 )
             return assemble_hits(kind, _rows(response.points))
-        requests = _hybrid_requests(query, qfilter, params)
+        requests = _hybrid_requests(query, qfilter, params, sparse_using)
         if query.fusion.method is FusionMethod.CONVEX:
             return await self._convex(client, query, requests[1:])
         if not query.explain:
@@ -332,12 +343,64 @@ class QdrantStore:
         """Convex hybrid: the two lists in one batch, fused here, the best fetched by id."""
         with _translated("search"):
             dense, sparse = await client.query_batch_points(self.collection, requests=lists)
-        fused = convex_plan(query, dense.points, sparse.points)
-        ids = [fused.raw_ids[point_id] for point_id, _ in fused.order]
+        return await self._fetch_fused(client, query, fused_plan(query, dense.points, sparse.points))
+
+    async def _grouped(
+        self,
+        client: AsyncQdrantClient,
+        query: StoreQuery,
+        kind: SearchMode,
+        qfilter: models.Filter,
+        params: models.SearchParams | None,
+        sparse_names: Sequence[str],
+    ) -> list[Hit]:
+        """A sparse or hybrid search over several sparse groups: each group's list in one batch
+        (with the dense list), merged by score; a hybrid one fused here and the best fetched by id."""
+        if query.sparse is None:
+            raise ValueError(f"no sparse vector in the {kind.value} query")
+        sparse = _sparse(query.sparse)
+        alone = kind is SearchMode.SPARSE
+        n = query.limit if alone else query.prefetch_limit
+        lists = [
+            models.QueryRequest(
+                query=sparse,
+                using=name,
+                filter=qfilter,
+                limit=n,
+                with_payload=alone,
+                with_vector=[pl.dense_vector_name(query.space)] if alone and query.explain else False,
+            )
+            for name in sparse_names
+        ]
+        if not alone:
+            dense, dense_using = _vector(query, SearchMode.DENSE)
+            lists.insert(
+                0,
+                models.QueryRequest(
+                    query=dense, using=dense_using, filter=qfilter, params=params, limit=n, with_payload=False
+                ),
+            )
+        found = []
+        if lists:
+            with _translated("search"):
+                found = [
+                    response.points
+                    for response in await client.query_batch_points(self.collection, requests=lists)
+                ]
+        if alone:
+            return assemble_hits(kind, _rows(merge_by_score(found, n)))
+        dense_rows, *sparse_lists = found
+        return await self._fetch_fused(
+            client, query, fused_plan(query, dense_rows, merge_by_score(sparse_lists, n))
+        )
+
+    async def _fetch_fused(self, client: AsyncQdrantClient, query: StoreQuery, plan: FusedPlan) -> list[Hit]:
+        """The fused plan's points fetched by id, as hits in fused order."""
+        ids = [plan.raw_ids[point_id] for point_id, _ in plan.order]
         with_vectors = [pl.dense_vector_name(query.space)] if query.explain else False
         fetched = await _fetch(client, self.collection, ids, with_vectors)
         return assemble_hits(
-            SearchMode.HYBRID, convex_rows(fused, fetched), fused.dense, fused.sparse, query.dense
+            SearchMode.HYBRID, fused_rows(plan, fetched), plan.dense, plan.sparse, query.dense
         )
 
     async def facet(self, key: str, flt: PointFilter, *, limit: int = 1000) -> dict[str, int]:
@@ -382,9 +445,10 @@ async def _fetch(
     return [EnginePoint(r.id, 0.0, r.payload, _dense_of(r.vector)) for r in records]
 
 
-def _layout_problems(params: models.CollectionParams, dims: dict[str, int]) -> list[str]:
+def _layout_problems(
+    params: models.CollectionParams, dims: dict[str, int], sparse_names: Sequence[str]
+) -> list[str]:
     vectors = params.vectors if isinstance(params.vectors, dict) else {}
-    sparse = (params.sparse_vectors or {}).get(pl.SPARSE_VECTOR)
     problems = []
     for name, dim in dims.items():
         dense = vectors.get(name)
@@ -392,10 +456,12 @@ def _layout_problems(params: models.CollectionParams, dims: dict[str, int]) -> l
             problems.append(f"no named dense vector {name!r}")
         elif dense.size != dim or dense.distance != models.Distance.COSINE:
             problems.append(f"{name}: index has size {dense.size} {dense.distance.value}, needs {dim} Cosine")
-    if sparse is None:
-        problems.append(f"no sparse vector {pl.SPARSE_VECTOR!r}")
-    elif sparse.modifier != models.Modifier.IDF:
-        problems.append(f"{pl.SPARSE_VECTOR}: index has modifier {sparse.modifier}, needs idf")
+    for name in sparse_names:
+        sparse = (params.sparse_vectors or {}).get(name)
+        if sparse is None:
+            problems.append(f"no sparse vector {name!r}")
+        elif sparse.modifier != models.Modifier.IDF:
+            problems.append(f"{name}: index has modifier {sparse.modifier}, needs idf")
     return problems
 
 
@@ -431,10 +497,10 @@ def _index_schema(index: pl.PayloadIndex) -> models.PayloadSchemaParams:
     return models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=index.is_tenant or None)
 
 
-def _to_point(chunk: StoredChunk, dims: dict[str, int]) -> models.PointStruct:
+def _to_point(chunk: StoredChunk, dims: dict[str, int], sparse_groups: int = 0) -> models.PointStruct:
     vectors: dict[str, Any] = dict([pl.require_dense(chunk, dims)])
     if chunk.sparse is not None:
-        vectors[pl.SPARSE_VECTOR] = _sparse(chunk.sparse)
+        vectors[pl.chunk_sparse_name(chunk, sparse_groups)] = _sparse(chunk.sparse)
     return models.PointStruct(id=str(pl.point_uuid(chunk.id)), vector=vectors, payload=pl.to_payload(chunk))
 
 
@@ -444,7 +510,7 @@ def _sparse(vector: SparseVector) -> models.SparseVector:
 
 def _from_record(raw_id: object, payload: dict[str, Any] | None, vector: Any) -> StoredChunk:
     vectors = vector if isinstance(vector, dict) else {}
-    sparse = vectors.get(pl.SPARSE_VECTOR)
+    sparse = pl.sparse_of_point(vectors)
     space, dense = pl.dense_of_point(vectors)
     return pl.from_point(
         raw_id,
@@ -455,11 +521,11 @@ def _from_record(raw_id: object, payload: dict[str, Any] | None, vector: Any) ->
     )
 
 
-def _vector(query: StoreQuery, kind: SearchMode) -> tuple[Any, str]:
+def _vector(query: StoreQuery, kind: SearchMode, sparse_using: str = pl.SPARSE_VECTOR) -> tuple[Any, str]:
     if kind is SearchMode.DENSE and query.dense is not None:
         return [float(x) for x in query.dense], pl.dense_vector_name(query.space)
     if kind is SearchMode.SPARSE and query.sparse is not None:
-        return _sparse(query.sparse), pl.SPARSE_VECTOR
+        return _sparse(query.sparse), sparse_using
     raise ValueError(f"no {kind.value} vector in the query")
 
 
@@ -483,11 +549,11 @@ def _dense_params(tuning: IndexTuning, *, filtered: bool) -> models.SearchParams
 
 
 def _hybrid_requests(
-    query: StoreQuery, qfilter: models.Filter | None, params: models.SearchParams | None
+    query: StoreQuery, qfilter: models.Filter | None, params: models.SearchParams | None, sparse_name: str
 ) -> list[models.QueryRequest]:
     (dense, dense_using), (sparse, sparse_using) = (
         _vector(query, SearchMode.DENSE),
-        _vector(query, SearchMode.SPARSE),
+        _vector(query, SearchMode.SPARSE, sparse_name),
     )
     n = query.prefetch_limit
     fused = models.QueryRequest(

@@ -12,6 +12,13 @@ Both adapters run the same plan:
   (dense + sparse prefetch, each ``prefetch_limit`` long and filtered, weighted
   RRF), and the two prefetch lists on their own.  Hit.score = RRF score.
 
+With sparse groups (``RAGD_STORE__SPARSE_GROUPS``, :func:`ragd.store.payload.sparse_vector_of`) a
+search whose collections fall in one group runs as above on that group's sparse vector.  One whose
+collections span several groups (or that names none) queries each group's sparse vector in the
+same batch and merges those lists by score (:func:`merge_by_score`): a point lives in one group
+only.  A hybrid search then always fuses here (:func:`fused_plan`, RRF too) and fetches the best
+by id, since the engine's fusion cannot take a merged list as one of its inputs.
+
 Either way each hybrid hit's ``scores.dense`` / ``scores.sparse`` come from the component lists
 (None when the hit is not in that list), and the fused rows carry their stored dense vector, so a
 hit that only the sparse list found still gets its dense cosine: the relevance model needs it.
@@ -22,6 +29,8 @@ vector as ``Hit.vector``: MMR diversity and near-duplicate removal compare hits 
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -29,9 +38,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from ragd.errors import InvalidRequest
-from ragd.store.fusion_formula import convex_fusion
+from ragd.store.fusion_formula import convex_fusion, rrf_fusion
 from ragd.store.payload import canonical_id, content_of, meta_of
-from ragd.types import ComponentScores, DenseVector, Hit, SearchMode, StoreQuery
+from ragd.types import ComponentScores, DenseVector, FusionMethod, Hit, SearchMode, StoreQuery
 
 
 def search_kind(query: StoreQuery) -> SearchMode:
@@ -95,8 +104,8 @@ def _scores_and_ids(rows: Iterable[ScoredRow], raw: dict[str, Any]) -> dict[str,
 
 
 @dataclass(frozen=True, slots=True)
-class ConvexPlan:
-    """The two scored lists of a convex hybrid search, fused: what to fetch, in order."""
+class FusedPlan:
+    """The two scored lists of a hybrid search, fused here: what to fetch, in order."""
 
     order: list[tuple[str, float]]
     dense: dict[str, float]
@@ -105,19 +114,32 @@ class ConvexPlan:
     raw_ids: dict[str, Any]
 
 
-def convex_plan(
+def fused_plan(
     query: StoreQuery, dense_rows: Iterable[ScoredRow], sparse_rows: Iterable[ScoredRow]
-) -> ConvexPlan:
-    """Fuse the two lists (an engine's scored points as they came); the best ``query.limit``
-    come first in ``order``."""
+) -> FusedPlan:
+    """Fuse the two lists (an engine's scored points as they came, best first) by the query's
+    fusion method; the best ``query.limit`` come first in ``order``.
+
+    Convex fusion always runs here; weighted RRF runs here when the engine cannot fuse the lists
+    itself (the sparse list merged from several sparse groups), with the engine's own formula
+    (:func:`ragd.store.fusion_formula.rrf_contribution`)."""
     raw: dict[str, Any] = {}
     dense, sparse = _scores_and_ids(dense_rows, raw), _scores_and_ids(sparse_rows, raw)
     fusion = query.fusion
-    fused = convex_fusion(dense, sparse, fusion.dense_weight, fusion.sparse_weight, query.prefetch_limit)
-    return ConvexPlan(fused[: query.limit], dense, sparse, raw)
+    if fusion.method is FusionMethod.CONVEX:
+        fused = convex_fusion(dense, sparse, fusion.dense_weight, fusion.sparse_weight, query.prefetch_limit)
+    else:
+        fused = rrf_fusion(list(dense), list(sparse), fusion.k, fusion.dense_weight, fusion.sparse_weight)
+    return FusedPlan(fused[: query.limit], dense, sparse, raw)
 
 
-def convex_rows(plan: ConvexPlan, fetched: Iterable[EnginePoint]) -> list[EnginePoint]:
+def merge_by_score(lists: Iterable[Iterable[ScoredRow]], limit: int) -> list[Any]:
+    """The best ``limit`` rows of several scored lists of disjoint points (one per sparse group),
+    best first; equal scores keep the lists' order."""
+    return heapq.nlargest(limit, itertools.chain.from_iterable(lists), key=lambda row: row.score)
+
+
+def fused_rows(plan: FusedPlan, fetched: Iterable[EnginePoint]) -> list[EnginePoint]:
     """The fetched points in fused order with their fused score (a point gone since: left out)."""
     by_id = {canonical_id(row.id): row for row in fetched}
     return [
