@@ -211,6 +211,7 @@ def test_system_tells_a_key_what_it_is_and_what_ragd_offers(
         "tenant_name": "acme-ui",
         "role": "reader",
         "service": False,
+        "open": False,
     }
     assert "settings" not in mine
     assert mine["manifest"]["dense_dim"] == 384
@@ -232,12 +233,14 @@ def test_system_tells_a_key_what_it_is_and_what_ragd_offers(
         False,
         False,
     )
+    assert caps["max_query_chars"] == 2000  # the sandbox's query field holds no more
     everything = service.ok("GET", "/api/v1/system")
     assert everything["principal"] == {
         "tenant_id": None,
         "tenant_name": None,
         "role": "admin",
         "service": True,
+        "open": False,
     }
     assert everything["counts"]["datasets"] >= counts["datasets"]
     assert everything["counts"]["points"] >= everything["counts"]["chunks"] > 0

@@ -96,6 +96,9 @@ def test_an_open_service_needs_no_sign_in_and_the_ui_can_be_turned_off(
             time.sleep(0.05)
         me = client.get("/ui/session", headers=UI).json()
         assert (me["open"], me["service"]) == (True, True)
+        # any bearer is the service on an open service: the system screen says so ("open service")
+        anyone = client.get("/api/v1/system", headers={"Authorization": "Bearer whatever"}).json()
+        assert (anyone["principal"]["service"], anyone["principal"]["open"]) == (True, True)
     off = Settings(data_dir=tmp_path / "off", embedding=embedding, server=ServerSettings(ui_enabled=False))
     client = TestClient(create_app(off))
     assert client.get("/ui/", follow_redirects=False).status_code == 404

@@ -8,7 +8,9 @@ from typing import Any
 
 import httpx
 
-from tests.kb.conftest import SERVICE_KEY, Api, new_tenant
+from ragd.api.app import create_app
+from ragd.settings import ServerSettings
+from tests.kb.conftest import SERVICE_KEY, Api, kb_settings, new_tenant
 from tests.support.live_server import LiveServer
 from tests.ui.conftest import shot, sign_in
 
@@ -30,6 +32,18 @@ def test_root_redirects_and_the_ui_sends_its_security_headers(ui_server: LiveSer
         assert r.headers["x-content-type-options"] == "nosniff"
         assert r.headers["x-frame-options"] == "DENY"
     assert httpx.get(f"{ui_server.url}/ui/static/../../settings.py").status_code == 404
+
+
+def test_head_is_answered_wherever_get_is(ui_server: LiveServer) -> None:
+    """`curl -I`, link checkers and uptime probes send HEAD: the same status and headers, no body."""
+    for path in ("/", "/ui", "/ui/", "/ui/static/js/app.js"):
+        get = httpx.get(f"{ui_server.url}{path}", follow_redirects=False)
+        head = httpx.head(f"{ui_server.url}{path}", follow_redirects=False)
+        assert head.status_code == get.status_code, (path, head.status_code)
+        assert head.headers.get("location") == get.headers.get("location"), path
+        assert head.headers["content-security-policy"] == get.headers["content-security-policy"], path
+        assert head.content == b"", path
+    assert httpx.head(f"{ui_server.url}/ui/").headers["content-type"].startswith("text/html")
 
 
 def test_the_static_files_hold_no_inline_script_and_no_html_sinks() -> None:
@@ -92,3 +106,22 @@ def test_a_revoked_key_is_sent_back_to_sign_in(page: Any, ui_server: LiveServer,
     page.get_by_label("API key").wait_for()
     assert "#/signin" in page.url
     editor.close()
+
+
+def test_an_open_service_says_so_and_the_bare_hash_is_home(
+    page: Any, tmp_path: Path, model_cache: Path
+) -> None:
+    """The keyless demo: no sign-in, and no claim of a key; /ui/#/ is the home screen, not "Not found"."""
+    settings = kb_settings(tmp_path / "data", model_cache, None).model_copy(
+        update={"server": ServerSettings()}
+    )
+    with LiveServer(create_app(settings)) as live:
+        live.wait_ready()
+        page.goto(f"{live.url}/ui/#/")
+        page.get_by_role("heading", name="Datasets").wait_for()
+        assert page.get_by_role("heading", name="Not found").count() == 0
+        assert page.url.endswith("/ui/#/datasets")
+        assert page.locator("#who").inner_text() == "open service, no key"
+        page.goto(f"{live.url}/ui/#/system")
+        page.get_by_text("open service, no key (every tenant)").wait_for()
+        assert "the service key (every tenant)" not in page.locator("main").inner_text()

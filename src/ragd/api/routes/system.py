@@ -1,12 +1,14 @@
 """``GET /api/v1/system``: what a client (the web UI) needs to know of this ragd, for any valid key.
 
     version, ready, ready_detail   the build, and what /health/ready says (null when ready)
-    principal                      who the key is: tenant, role, service key or not
+    principal                      who the key is: tenant, role, service key or not, and
+                                   ``open`` when the service has no key at all (any caller is it)
     manifest                       what the index was built with (the models, dimensions, chunker:
                                    the record a start-up checks, INDEX_MISMATCH when it differs)
     counts                         datasets, files, chunks, jobs by status the key can see
                                    (ragd.kb.overview); the service key also collections and points
-    capabilities                   dense models a dataset may choose, rerankers, chat, modes, fusion
+    capabilities                   dense models a dataset may choose, rerankers, chat, modes, fusion,
+                                   the longest query a search takes (max_query_chars)
     settings                       the service key only: every setting in effect, secrets "***"
 
 Before the services are up only the service key gets an answer (a tenant key is resolved in
@@ -25,6 +27,7 @@ from ragd.api.deps import readiness
 from ragd.api.settings_view import masked
 from ragd.bootstrap import Services, chat_enabled
 from ragd.kb.overview import Overview, overview
+from ragd.kb.search import MAX_QUERY_CHARS
 from ragd.kb_types import Principal
 from ragd.retrieve.agent import AgenticSearch
 from ragd.settings import Settings
@@ -43,7 +46,7 @@ async def system(request: Request, caller: Caller) -> dict[str, Any]:
         "version": __version__,
         "ready": detail is None,
         "ready_detail": detail,
-        "principal": await _principal(svc, caller),
+        "principal": await _principal(svc, caller, open_service=state.settings.server.api_key is None),
         "manifest": manifest_to_dict(svc.manifest) if svc is not None else None,
         "counts": _counts(await overview(svc.knowledge(), caller)) if svc and svc.kb else None,
         "capabilities": _capabilities(svc) if svc is not None else None,
@@ -53,7 +56,7 @@ async def system(request: Request, caller: Caller) -> dict[str, Any]:
     return out
 
 
-async def _principal(svc: Services | None, caller: Principal) -> dict[str, Any]:
+async def _principal(svc: Services | None, caller: Principal, *, open_service: bool) -> dict[str, Any]:
     name = None
     if caller.tenant_id is not None and svc is not None and svc.kb is not None:
         tenants = await svc.kb.catalog.list_tenants()
@@ -63,6 +66,7 @@ async def _principal(svc: Services | None, caller: Principal) -> dict[str, Any]:
         "tenant_name": name,
         "role": caller.role,
         "service": caller.is_service,
+        "open": open_service,
     }
 
 
@@ -92,4 +96,5 @@ def _capabilities(svc: Services) -> dict[str, Any]:
         "fusion": retrieval.fusion.value,
         "vector_weight": retrieval.vector_weight,
         "agentic": isinstance(svc.pipeline, AgenticSearch),
+        "max_query_chars": MAX_QUERY_CHARS,
     }

@@ -80,17 +80,18 @@ class SignIn(BaseModel):
     key: str = Field(min_length=1, max_length=512)
 
 
-@router.get("/")
+# HEAD is answered wherever GET is (a link checker, `curl -I`, an uptime probe)
+@router.api_route("/", methods=["GET", "HEAD"])
 async def root() -> RedirectResponse:
     return RedirectResponse(f"{PREFIX}/", status_code=307)
 
 
-@router.get(PREFIX)
+@router.api_route(PREFIX, methods=["GET", "HEAD"])
 async def ui_bare() -> RedirectResponse:
     return RedirectResponse(f"{PREFIX}/", status_code=307)
 
 
-@router.get(f"{PREFIX}/")
+@router.api_route(f"{PREFIX}/", methods=["GET", "HEAD"])
 async def ui_index() -> FileResponse:
     return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 

@@ -26,9 +26,13 @@ const who = document.getElementById("who");
 let session = null;
 let current = null; // {controller}
 
+const HOME = "/datasets";
+
 function parseHash() {
-  const raw = location.hash.replace(/^#/, "") || "/datasets";
-  const [path, search = ""] = raw.split("?");
+  const raw = location.hash.replace(/^#/, "");
+  const [given, search = ""] = raw.split("?");
+  // "/ui/", "/ui/#" and "/ui/#/" are the home screen
+  const path = given === "" || given === "/" ? HOME : given;
   return { path, query: new URLSearchParams(search) };
 }
 
@@ -63,7 +67,7 @@ function drawChrome() {
   nav.append(list);
   const label = session.service
     ? session.open
-      ? "open service (no key set)"
+      ? "open service, no key"
       : "service key"
     : `${session.tenant_name || session.tenant_id} · ${session.role}`;
   who.append(h("span", { class: "who-label" }, label));
@@ -102,9 +106,10 @@ async function route() {
   const controller = new AbortController();
   current = { controller };
   const { path, query } = parseHash();
+  if (location.hash === "#/") history.replaceState(null, "", `#${HOME}`);
   const match = ROUTES.map((r) => ({ r, m: r.pattern.exec(path) })).find((x) => x.m);
   if (!match) {
-    replace(main, h("h1", {}, "Not found"), h("p", {}, "No such page. "), h("a", { href: "#/datasets" }, "Go to datasets"));
+    replace(main, h("h1", {}, "Not found"), h("p", {}, "No such page. "), h("a", { href: `#${HOME}` }, "Go to datasets"));
     return;
   }
   const { r, m } = match;

@@ -60,7 +60,7 @@ function healthSection(live, ready, info) {
 
 function principalText(p) {
   if (!p) return "–";
-  if (p.service) return "the service key (every tenant)";
+  if (p.service) return p.open ? "open service, no key (every tenant)" : "the service key (every tenant)";
   return `${p.tenant_name || p.tenant_id || "–"} · ${p.role || "–"}`;
 }
 
