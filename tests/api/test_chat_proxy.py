@@ -491,6 +491,21 @@ async def test_models_lists_upstream_and_rag_models(
     assert upstream.requests_to("GET", "/v1/models")[-1].header("authorization") == f"Bearer {UPSTREAM_KEY}"
 
 
+async def test_every_listed_model_is_retrieved_as_listed(
+    upstream: ScriptedServer, client: openai.AsyncOpenAI
+) -> None:
+    """``models.retrieve`` (GET /v1/models/{id}: ids hold "/") answers each id the list shows."""
+    m1 = {"id": "m1", "object": "model", "created": 1, "owned_by": "o"}
+    listing = Reply.json({"object": "list", "data": [m1]})
+    upstream.expect("GET", "/v1/models", *[listing] * 5)  # a list, four retrievals
+    listed = [m.model_dump() async for m in client.models.list()]
+    assert [m["id"] for m in listed] == ["m1", "handbook", "rag/kb"]
+    for entry in listed:
+        assert (await client.models.retrieve(entry["id"])).model_dump() == entry
+    with pytest.raises(openai.NotFoundError):
+        await client.models.retrieve("rag/no-such-collection")
+
+
 async def test_a_tenant_key_answers_from_its_own_datasets_only(
     live: LiveServer, upstream: ScriptedServer
 ) -> None:

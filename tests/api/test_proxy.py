@@ -217,6 +217,19 @@ def test_an_unknown_path_goes_to_the_upstream_byte_for_byte(
     assert len(upstream.requests) == before, "an unauthenticated request never reaches the upstream"
 
 
+def test_every_listed_model_is_retrieved_as_listed(http: httpx.Client, upstream: ScriptedServer) -> None:
+    listed(http)  # the first sync is done: the folder's collection holds chunks
+    llama = {"id": "llama3", "object": "model", "created": 1, "owned_by": "o"}
+    listing = Reply.json({"object": "list", "data": [llama]})
+    upstream.expect("GET", "/v1/models", *[listing] * 3)
+    models = http.get("/v1/models", headers=AUTH).json()["data"]
+    assert [m["id"] for m in models] == ["llama3", f"rag/{COLLECTION}/llama3"]
+    for entry in models:
+        r = http.get(f"/v1/models/{entry['id']}", headers=AUTH)
+        assert (r.status_code, r.json()) == (200, entry)
+    assert http.get("/v1/models/rag/handbook/llama3").status_code == 401
+
+
 def test_any_chat_model_answers_from_the_folder(
     http: httpx.Client, upstream: ScriptedServer, folder: Path
 ) -> None:

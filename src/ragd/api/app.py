@@ -96,7 +96,8 @@ def create_app(
     """The ragd HTTP service; services are built in the background by ``factory``.
 
     ``model_endpoints``: serve ragd's models (``/v1/embeddings``, ``/embed``, ``/v1/rerank``,
-    ``/v1/models/{id}``); ``ragd proxy`` leaves them to its upstream."""
+    ``/v1/models/{id}``); ``ragd proxy`` leaves them to its upstream (``/v1/models/{id}`` still
+    answers the models ``/v1/models`` lists)."""
     metrics = Metrics()
     state = AppState(settings=settings, metrics=metrics)
     mcp = mcp_endpoint(state)
@@ -128,6 +129,8 @@ def create_app(
         app.include_router(router)
     if model_endpoints:
         app.include_router(models.router)
+    elif chat_enabled(settings):  # the listed models only: the upstream serves the embeddings
+        app.include_router(models.listed_router)
     if chat_enabled(settings):
         app.include_router(chat.router)
     app.router.routes.append(mcp_route(mcp))  # the MCP server for agents (docs/mcp.md)

@@ -23,10 +23,11 @@ from pydantic import ValidationError
 from starlette.background import BackgroundTask
 
 from ragd.answer.records import AnswerDelta, AnswerEnd, AnswerStream, ChatRequest
-from ragd.answer.routing import rag_model_names, rag_target
+from ragd.answer.routing import rag_target
 from ragd.answer.service import ChatAnswerer
 from ragd.api.auth import Caller
 from ragd.api.deps import metrics, services
+from ragd.api.model_list import listed_models
 from ragd.api.openai_wire import (
     DONE,
     ChatCompletionBody,
@@ -44,13 +45,12 @@ from ragd.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge, Ra
 from ragd.kb.access import searchable_collections
 from ragd.llm.base import Forwarded, Upstream
 from ragd.observe.metrics import Metrics
-from ragd.types import Message, PointFilter, SearchKnobs
+from ragd.types import Message, SearchKnobs
 
 log = logging.getLogger(__name__)
 router = APIRouter()
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
-MAX_LISTED_COLLECTIONS = 1000
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -247,26 +247,7 @@ async def list_models(
     caller: Caller, svc: Annotated[Services, Depends(services)], m: Annotated[Metrics, Depends(metrics)]
 ) -> Any:
     """The upstream's models, then ``rag/<collection>`` for every collection that holds chunks (and
-    aliases).  An upstream that is down costs its own models only: ragd's are listed all the same."""
-    _, upstream = _proxy(svc)
-    try:
-        models = await upstream.models() if caller.is_service else []  # tenants: ragd's models only
-    except UpstreamFailed as exc:
-        log.warning("GET /v1/models: the upstream's models are left out: %s", exc.code)
-        m.chat_upstream_failures.labels("models").inc()
-        models = []
-    found = await svc.store.facet("meta.collection_name", PointFilter(), limit=MAX_LISTED_COLLECTIONS)
-    collections = (
-        list(found)
-        if caller.is_service
-        else await searchable_collections(caller, svc.knowledge().catalog, list(found))
-    )
-    names = rag_model_names(
-        sorted(collections),
-        aliases=svc.settings.chat.models if caller.is_service else {},  # aliases may name any collection
-        default_model=svc.settings.llm.model,
-        upstream_models=[str(entry["id"]) for entry in models],
-    )
-    listed = {str(entry["id"]) for entry in models}
-    rag = [{"id": n, "object": "model", "created": 0, "owned_by": "ragd"} for n in names if n not in listed]
-    return {"object": "list", "data": [*models, *rag]}
+    aliases).  An upstream that is down costs its own models only: ragd's are listed all the same.
+    ``GET /v1/models/{id}`` answers each of them (:mod:`ragd.api.routes.models`)."""
+    _proxy(svc)
+    return {"object": "list", "data": await listed_models(caller, svc, m)}

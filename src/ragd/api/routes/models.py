@@ -6,7 +6,9 @@
   single string too;
 * ``POST /v1/rerank`` — Cohere's format (Open WebUI's external reranker), TEI's ``texts`` too;
   ``404`` while no reranker is configured;
-* ``GET /v1/models/{id}`` — OpenAI's model object for a dense model.
+* ``GET /v1/models/{id}`` — OpenAI's model object: for every id ``GET /v1/models`` lists (the
+  upstream's chat models, ``rag/<collection>``, aliases) the object the list shows, else a dense
+  model ragd serves, by any of its names.
 
 Any valid key may call them, a tenant key included: a model reveals nothing of anyone's data.
 Errors on ``/v1/…`` are OpenAI-shaped, on ``/embed`` ragd's own (``api/errors.py``).
@@ -14,13 +16,14 @@ Errors on ``/v1/…`` are OpenAI-shaped, on ``/embed`` ragd's own (``api/errors.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
-from ragd.api.auth import principal
+from ragd.api.auth import Caller, principal
 from ragd.api.deps import metrics, services
+from ragd.api.model_list import listed_model, listed_models
 from ragd.api.model_schemas import (
     EmbeddingsBody,
     RerankBody,
@@ -34,10 +37,13 @@ from ragd.bootstrap import Services
 from ragd.embed.serving import InputType, ServedModels
 from ragd.embed.spaces import DEFAULT_MODEL
 from ragd.errors import NotFound
+from ragd.kb_types import Principal
 from ragd.observe.metrics import Metrics
 from ragd.rerank.serving import ServedRerankers, rank
 
 router = APIRouter(dependencies=[Depends(principal)], tags=["models"])
+#: ``GET /v1/models/{id}`` alone, where ragd serves no models of its own (``ragd proxy``)
+listed_router = APIRouter(dependencies=[Depends(principal)], tags=["models"])
 Svc = Annotated[Services, Depends(services)]
 Met = Annotated[Metrics, Depends(metrics)]
 
@@ -94,9 +100,27 @@ async def rerank(body: RerankBody, svc: Svc, m: Met) -> JSONResponse:
 
 
 @router.get("/v1/models/{model_id:path}")
-async def get_model(model_id: str, svc: Svc) -> JSONResponse:
-    """OpenAI's model object for a dense model ragd serves, by any of its names."""
-    if not model_id:
-        raise NotFound("name a model: GET /v1/models/{id}")
+async def get_model(model_id: str, caller: Caller, svc: Svc, m: Met) -> JSONResponse:
+    """OpenAI's model object: one ``GET /v1/models`` lists (the same object), else a dense model
+    ragd serves, by any of its names."""
+    listed = await _listed(model_id, caller, svc, m)
+    if listed is not None:
+        return JSONResponse(listed)
     model = served_models(svc).resolve(model_id)
     return JSONResponse(model_object(model_id, model))
+
+
+@listed_router.get("/v1/models/{model_id:path}")
+async def get_listed_model(model_id: str, caller: Caller, svc: Svc, m: Met) -> JSONResponse:
+    """OpenAI's model object of a model ``GET /v1/models`` lists (``ragd proxy``: its upstream
+    serves the embeddings)."""
+    listed = await _listed(model_id, caller, svc, m)
+    if listed is None:
+        raise NotFound(f"no model {model_id[:128]!r}", hint="GET /v1/models lists them")
+    return JSONResponse(listed)
+
+
+async def _listed(model_id: str, caller: Principal, svc: Services, m: Metrics) -> dict[str, Any] | None:
+    if not model_id:
+        raise NotFound("name a model: GET /v1/models/{id}")
+    return listed_model(await listed_models(caller, svc, m), model_id)
