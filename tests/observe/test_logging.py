@@ -12,10 +12,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Literal
 
+import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ragd.api.app import create_app
 from ragd.errors import ConfigurationError
 from ragd.observe.logging import (
     UVICORN_LOGGERS,
@@ -25,7 +27,8 @@ from ragd.observe.logging import (
     parse_levels,
     sanitize,
 )
-from ragd.settings import LogSettings
+from ragd.settings import EmbeddingSettings, LogSettings, Settings
+from tests.support.live_server import LiveServer
 
 TEXT_LINE = re.compile(
     r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (?P<level>[A-Z]+) (?P<logger>\S+): (?P<rest>.*)$"
@@ -427,3 +430,41 @@ def test_sanitize_output_is_one_bounded_printable_line(value: str, limit: int) -
     assert len(out.splitlines()) <= 1
     if len(out) <= limit and not out.endswith("…"):
         assert out == sanitize(value, limit=10**6)  # not truncated: nothing was lost
+
+
+# --- the access log: the web UI's assets at DEBUG -----------------------------------------------
+
+
+def _access_lines(stream: io.StringIO) -> list[tuple[str, str]]:
+    """(level, request line) of every uvicorn access record written."""
+    found = []
+    for line in _lines(stream):
+        matched = TEXT_LINE.match(line)
+        if matched and matched["logger"] == "uvicorn.access":
+            found.append((matched["level"], matched["rest"].split('"')[1]))
+    return found
+
+
+@pytest.mark.parametrize("levels", ["", "uvicorn.access=DEBUG"])
+def test_static_assets_are_logged_at_debug_and_api_requests_at_info(
+    configure: Configure, tmp_path: Path, model_cache: Path, levels: str
+) -> None:
+    """A page load fetches a dozen assets: served from a real uvicorn, they stay out of an INFO log."""
+    stream = configure(level="INFO", levels=levels)
+    settings = Settings(data_dir=tmp_path, embedding=EmbeddingSettings(cache_dir=model_cache))
+    with LiveServer(create_app(settings)) as server, httpx.Client(base_url=server.url) as http:
+        assert http.get("/ui/static/js/app.js").status_code == 200
+        assert http.get("/ui/static/favicon.svg").status_code == 200
+        assert http.get("/ui/static/js/no-such-file.js").status_code == 404
+        assert http.get("/health").status_code in (200, 503)
+        assert http.get("/ui/").status_code == 200
+    assets = [
+        ("DEBUG", "GET /ui/static/js/app.js HTTP/1.1"),
+        ("DEBUG", "GET /ui/static/favicon.svg HTTP/1.1"),
+    ]
+    rest = [
+        ("INFO", "GET /ui/static/js/no-such-file.js HTTP/1.1"),  # a failure stays visible
+        ("INFO", "GET /health HTTP/1.1"),
+        ("INFO", "GET /ui/ HTTP/1.1"),
+    ]
+    assert _access_lines(stream) == (assets if levels else []) + rest

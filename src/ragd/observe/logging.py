@@ -25,6 +25,9 @@ from ragd.errors import ConfigurationError
 FORMATS = ("text", "json")
 VALID_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG", "NOTSET")
 UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi")
+#: paths whose successful requests the access log writes at DEBUG: the web UI's static assets
+#: (``ragd.api.routes.ui``), a dozen of them per page load, that would bury the API's requests
+QUIET_ACCESS_PREFIXES = ("/ui/static/", "/favicon.ico")
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # Each of these becomes a visible escape: C0 and DEL, C1 (NEL included), the Unicode line and
@@ -181,6 +184,22 @@ class LogConfig(Protocol):
     def levels(self) -> str: ...
 
 
+class QuietAssets(logging.Filter):
+    """On ``uvicorn.access``: a static asset served (status < 400) is a DEBUG record, shown only
+    when ``RAGD_LOG__LEVELS=uvicorn.access=DEBUG`` (or the root level) asks for it; API requests
+    and every failed request stay at INFO."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if not isinstance(args, tuple) or len(args) != 5 or record.levelno != logging.INFO:
+            return True  # not uvicorn's (client, method, path, http version, status) access line
+        path, status = str(args[2]), args[4]
+        if not isinstance(status, int) or status >= 400 or not path.startswith(QUIET_ACCESS_PREFIXES):
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
 def _route_uvicorn() -> None:
     """uvicorn's loggers lose their own handlers and levels and propagate to ours: one format."""
     for name in UVICORN_LOGGERS:
@@ -189,6 +208,9 @@ def _route_uvicorn() -> None:
             logger.removeHandler(own)
         logger.propagate = True
         logger.setLevel(logging.NOTSET)
+        for old in [f for f in logger.filters if isinstance(f, QuietAssets)]:
+            logger.removeFilter(old)
+    logging.getLogger("uvicorn.access").addFilter(QuietAssets())
 
 
 def configure_logging(settings: LogConfig, *, stream: TextIO | None = None) -> None:
