@@ -39,6 +39,12 @@ exception handler and the CLI prints ``code: message``.
 
 Extraction failures are the *file's* fault, so they are 4xx (422) rather
 than the reference ingestion-service's 500 (see docs/errors.md).
+
+A file's failure is **permanent** when the same bytes on the same server fail the same way
+again (``permanent = True``: an unsupported type, an empty, encrypted, corrupt or oversized
+file, scanned pages without OCR, stored bytes that are gone); retrying a job skips those
+(:func:`is_permanent`), and the fix is a new file or a server change followed by a re-index.
+A crash, a timeout, a cancelled or interrupted job, a backend's 5xx are worth another try.
 """
 
 from __future__ import annotations
@@ -47,6 +53,8 @@ from __future__ import annotations
 class RagError(Exception):
     code: str = "PIPELINE_FAILED"
     http_status: int = 500
+    #: a file failing with this code fails the same way on a retry (module docstring)
+    permanent: bool = False
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -80,6 +88,7 @@ class Forbidden(InvalidRequest):
 class NotFound(InvalidRequest):
     code = "NOT_FOUND"
     http_status = 404
+    permanent = True
 
 
 class Conflict(InvalidRequest):
@@ -90,6 +99,7 @@ class Conflict(InvalidRequest):
 class PayloadTooLarge(InvalidRequest):
     code = "FILE_TOO_LARGE"
     http_status = 413
+    permanent = True
 
 
 class UnsupportedMediaType(InvalidRequest):
@@ -100,11 +110,13 @@ class UnsupportedMediaType(InvalidRequest):
 class UnsupportedType(InvalidRequest):
     code = "UNSUPPORTED_TYPE"
     http_status = 415
+    permanent = True
 
 
 class ExtractionError(RagError):
     code = "EXTRACTION_FAILED"
     http_status = 422
+    permanent = True
 
 
 class EncryptedDocument(ExtractionError):
@@ -125,6 +137,7 @@ class ExtractionCrashed(ExtractionError):
     """The reader's process died (native crash, out of memory) or hung on this file; others carry on."""
 
     code = "EXTRACTION_CRASHED"
+    permanent = False  # a reader killed by memory pressure or a slow moment may succeed later
 
 
 class OcrUnavailable(ExtractionError):
@@ -229,6 +242,24 @@ class StorageFull(StoreError):
 class StoreLocked(StoreError):
     code = "STORE_LOCKED"
     http_status = 409
+
+
+def _codes(root: type[RagError]) -> dict[str, type[RagError]]:
+    found = {root.code: root}
+    for sub in root.__subclasses__():
+        found |= _codes(sub)
+    return found
+
+
+#: the code of every error in the tree, to its class
+ERRORS_BY_CODE = _codes(RagError)
+
+
+def is_permanent(code: str) -> bool:
+    """Whether a file that failed with ``code`` fails the same way again (module docstring);
+    False for a code outside the tree (``CANCELLED``, ``WORKER_LOST``, ``INTERRUPTED``)."""
+    error = ERRORS_BY_CODE.get(code)
+    return error is not None and error.permanent
 
 
 def missing_extra(package: str, extra: str) -> MissingDependency:

@@ -129,10 +129,15 @@ class FileEntry:
 
 
 class DatasetState(ParsedEnum):
-    """One word for a dataset's files: none, some in progress, some failed (none in progress), all indexed."""
+    """One word for a dataset's files (none in progress unless INDEXING):
+
+    EMPTY no files; INDEXING some queued or indexing; READY all indexed; PARTIAL some failed
+    while others are searchable; ERROR some failed and nothing is searchable.
+    """
 
     EMPTY = "empty"
     INDEXING = "indexing"
+    PARTIAL = "partial"
     ERROR = "error"
     READY = "ready"
 
@@ -156,7 +161,10 @@ class DatasetStats:
             return DatasetState.EMPTY
         if count(FileStatus.QUEUED, 0) or count(FileStatus.INDEXING, 0):
             return DatasetState.INDEXING
-        return DatasetState.ERROR if count(FileStatus.FAILED, 0) else DatasetState.READY
+        if not count(FileStatus.FAILED, 0):
+            return DatasetState.READY
+        # a failed file may keep its previous version's chunks: searchable is "has chunks"
+        return DatasetState.PARTIAL if self.chunks or count(FileStatus.INDEXED, 0) else DatasetState.ERROR
 
     def last_update(self, dataset: Dataset) -> float:
         """The newest of the dataset's and its files' ``updated_at``."""
@@ -208,15 +216,32 @@ class JobKind(ParsedEnum):
 
 
 class JobStatus(ParsedEnum):
+    """Where a job is, and once finished how it ended (docs/knowledge-bases.md, "Jobs"):
+
+    queued, running      not finished
+    succeeded            every item done (indexed, unchanged or removed); none failed
+    partial              it ran to the end, some items done and some failed
+    failed               nothing done: every item failed, or the job itself failed (``error``)
+    cancelled            stopped on request
+    """
+
     QUEUED = "queued"
     RUNNING = "running"
     SUCCEEDED = "succeeded"
+    PARTIAL = "partial"
     FAILED = "failed"
     CANCELLED = "cancelled"
 
     @property
     def finished(self) -> bool:
-        return self in (JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED)
+        return self not in (JobStatus.QUEUED, JobStatus.RUNNING)
+
+    @classmethod
+    def completed(cls, done: int, failed: int) -> JobStatus:
+        """How a job that ran to the end ended, from its items' counts."""
+        if not failed:
+            return cls.SUCCEEDED
+        return cls.PARTIAL if done else cls.FAILED
 
 
 class ItemStage(ParsedEnum):

@@ -95,6 +95,54 @@ async def test_finish_succeeds_clears_the_error_and_rejects_non_final_statuses(c
         await catalog.finish("nope", "w1", JobStatus.SUCCEEDED)
 
 
+@pytest.mark.parametrize(
+    ("stages", "ended"),
+    [
+        ((ItemStage.DONE, ItemStage.UNCHANGED, ItemStage.DELETED), JobStatus.SUCCEEDED),
+        ((ItemStage.DONE,) + (ItemStage.FAILED,) * 5, JobStatus.PARTIAL),
+        ((ItemStage.FAILED,) * 3, JobStatus.FAILED),
+        ((), JobStatus.SUCCEEDED),
+    ],
+)
+async def test_a_job_that_ran_to_the_end_ends_as_its_items_say(
+    catalog: SqlCatalog, stages: tuple[ItemStage, ...], ended: JobStatus
+) -> None:
+    keys = [f"f{n}" for n in range(len(stages))]
+    await catalog.enqueue(job("j1"), keys)
+    await catalog.claim("w1", LEASE)
+    for key, stage in zip(keys, stages, strict=True):
+        code = "UNSUPPORTED_TYPE" if stage is ItemStage.FAILED else None
+        await catalog.update_item("j1", key, stage, error_code=code)
+    finished = await catalog.finish("j1", "w1", JobStatus.SUCCEEDED)
+    assert (finished.status, finished.error_code, finished.finished_at is not None) == (ended, None, True)
+    assert finished.status.finished
+    assert await catalog.get_job("j1") == finished
+    assert (await catalog.count_jobs())[ended] == 1
+
+
+async def test_jobs_are_listed_by_status(catalog: SqlCatalog) -> None:
+    for name, stage in (("ok", ItemStage.DONE), ("some", ItemStage.FAILED), ("none", ItemStage.FAILED)):
+        keys = ["a", "b"] if name == "some" else ["a"]
+        await catalog.enqueue(job(name), keys)
+        await catalog.claim("w1", LEASE)
+        await catalog.update_item(name, "a", ItemStage.DONE if name != "none" else stage)
+        if name == "some":
+            await catalog.update_item(name, "b", stage, error_code="EMPTY_DOCUMENT")
+        await catalog.finish(name, "w1", JobStatus.SUCCEEDED)
+    await catalog.enqueue(job("waiting"))
+    statuses = {j.id: j.status for j in await catalog.list_jobs(None)}
+    assert statuses == {
+        "ok": JobStatus.SUCCEEDED,
+        "some": JobStatus.PARTIAL,
+        "none": JobStatus.FAILED,
+        "waiting": JobStatus.QUEUED,
+    }
+    failing = await catalog.list_jobs(None, statuses=[JobStatus.PARTIAL, JobStatus.FAILED])
+    assert sorted(j.id for j in failing) == ["none", "some"]
+    assert [j.id for j in await catalog.list_jobs("t1", statuses=[JobStatus.QUEUED])] == ["waiting"]
+    assert await catalog.list_jobs("t1", statuses=[JobStatus.CANCELLED]) == []
+
+
 async def test_a_job_that_keeps_losing_its_worker_fails_for_good(
     catalog: SqlCatalog, clock: FakeClock
 ) -> None:

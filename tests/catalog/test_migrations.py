@@ -47,7 +47,7 @@ async def test_the_migrations_build_exactly_the_tables(catalog_url: str) -> None
     assert await _inspect(catalog_url, _schema_diff) == []
     tables = await _inspect(catalog_url, lambda c: set(inspect(c).get_table_names()))
     assert tables == {*metadata.tables, "alembic_version"}
-    assert head_revision() == "0003"
+    assert head_revision() == "0004"
 
 
 async def test_reopening_keeps_the_data_and_the_revision(catalog_url: str) -> None:
@@ -143,5 +143,56 @@ async def test_a_0001_catalog_is_upgraded_with_its_data(catalog_url: str) -> Non
         assert await catalog.collection_models(["kb-d", "other"]) == {"kb-d": "secure"}
     finally:
         await catalog.aclose()
-    assert await _inspect(catalog_url, _revision) == head_revision() == "0003"
+    assert await _inspect(catalog_url, _revision) == head_revision() == "0004"
     assert await _inspect(catalog_url, _schema_diff) == []
+
+
+async def test_a_0003_catalog_gives_its_finished_jobs_the_status_their_items_say(catalog_url: str) -> None:
+    """Jobs an older release called "succeeded" despite failed items end partial or failed."""
+    from alembic import command
+
+    from ragd.catalog.sql.migrate import alembic_config
+
+    engine = create_async_engine(catalog_url)
+    jobs = {  # id: (status, done, failed, error_code)
+        "clean": ("succeeded", 3, 0, None),
+        "some": ("succeeded", 1, 5, None),
+        "none": ("succeeded", 0, 2, None),
+        "broke": ("failed", 0, 0, "STORE_UNAVAILABLE"),
+        "stopped": ("cancelled", 1, 1, "CANCELLED"),
+    }
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(lambda c: command.upgrade(alembic_config(c), "0003"))
+            for job_id, (status, done, failed, code) in jobs.items():
+                await conn.execute(
+                    text(
+                        "INSERT INTO jobs (id, tenant_id, kind, status, payload, dedupe_key, attempts, "
+                        "max_attempts, cancel_requested, run_after, error_code, created_at, updated_at, "
+                        "total, done, failed, chunks) VALUES (:id, 't', 'ingest', :status, '{}', :id, 1, 3, "
+                        ":no, 0, :code, 0, 0, :total, :done, :failed, 0)"
+                    ),
+                    {
+                        "id": job_id,
+                        "status": status,
+                        "code": code,
+                        "no": False,
+                        "total": done + failed,
+                        "done": done,
+                        "failed": failed,
+                    },
+                )
+    finally:
+        await engine.dispose()
+    catalog = await open_catalog(catalog_url)
+    try:
+        statuses = {j.id: j.status.value for j in await catalog.list_jobs(None)}
+    finally:
+        await catalog.aclose()
+    assert statuses == {
+        "clean": "succeeded",
+        "some": "partial",
+        "none": "failed",
+        "broke": "failed",
+        "stopped": "cancelled",
+    }

@@ -48,7 +48,7 @@ def filled(acme: dict[str, Api]) -> dict[str, Any]:
     ds = editor.ok("POST", "/api/v1/datasets", 201, json={"name": "counted"})
     sent = upload(editor, ds["id"], ("alpha.md", ALPHA), ("beta.md", BETA), ("broken.pdf", CORRUPT_PDF))
     job = editor.wait_job(sent["job"]["id"])
-    assert (job["status"], job["failed"]) == ("succeeded", 1), job
+    assert (job["status"], job["finished"], job["done"], job["failed"]) == ("partial", True, 2, 1), job
     return {"dataset": ds, "job": job, "files": {f["name"]: f for f in sent["files"]}}
 
 
@@ -64,7 +64,7 @@ def test_datasets_carry_their_file_counts_and_a_status(
     files = editor.ok("GET", f"/api/v1/datasets/{ds['id']}/files")["files"]
     assert one["files"] == 3
     assert one["files_by_status"] == {"indexed": 2, "failed": 1}
-    assert one["status"] == "error"  # a failed file, none in progress
+    assert one["status"] == "partial"  # a failed file, two searchable ones, none in progress
     assert one["chunks"] == sum(f["chunks"] for f in files) >= 2
     assert one["last_update"] == max([one["updated_at"], *(f["updated_at"] for f in files)])
     listed = {d["id"]: d for d in editor.ok("GET", "/api/v1/datasets")["datasets"]}
@@ -76,6 +76,11 @@ def test_datasets_carry_their_file_counts_and_a_status(
     readied = editor.ok("POST", "/api/v1/datasets", 201, json={"name": "readied"})
     editor.wait_job(upload(editor, readied["id"], ("alpha.md", ALPHA))["job"]["id"])
     assert editor.ok("GET", f"/api/v1/datasets/{readied['id']}")["status"] == "ready"
+    # every file failed: nothing searchable is an error, and so is its job
+    broken = editor.ok("POST", "/api/v1/datasets", 201, json={"name": "broken"})
+    failed = editor.wait_job(upload(editor, broken["id"], ("broken.pdf", CORRUPT_PDF))["job"]["id"])
+    assert (failed["status"], failed["error"], failed["failed"]) == ("failed", None, 1)
+    assert editor.ok("GET", f"/api/v1/datasets/{broken['id']}")["status"] == "error"
     editor.ok("DELETE", f"/api/v1/datasets/{empty['id']}")
 
 
@@ -183,13 +188,24 @@ def test_retry_runs_a_jobs_failed_files_again(
     assert reader.post(retry_path).json()["detail"]["code"] == "FORBIDDEN"
     assert rival.post(retry_path).status_code == 404
     assert editor.post(f"/api/v1/jobs/{NO_SUCH}/retry").status_code == 404
-    retried = editor.ok("POST", retry_path, 202)
-    assert retried["id"] != job["id"]
-    assert (retried["kind"], retried["total"]) == ("ingest", 1)
-    final = editor.wait_job(retried["id"])
-    assert [i["key"] for i in final["items"]] == [filled["files"]["broken.pdf"]["id"]]
-    assert (final["status"], final["failed"]) == ("succeeded", 1)  # still corrupt
-    assert editor.ok("GET", f"/api/v1/jobs/{job['id']}")["status"] == "succeeded"  # the old job stays
+    # the corrupt PDF would fail the same way again: nothing to retry, and the answer says why
+    refused = editor.post(retry_path)
+    assert refused.status_code == 409
+    assert refused.json()["detail"]["code"] == "CONFLICT"
+    assert "1 failed files would fail the same way again (1 EXTRACTION_FAILED)" in refused.text
+    item = next(i for i in editor.ok("GET", f"/api/v1/jobs/{job['id']}")["items"] if i["error"])
+    assert (item["error"]["code"], item["error"]["permanent"]) == ("EXTRACTION_FAILED", True)
+    # a retryable failure (a job cancelled before its files ran) is retried, and counted
+    ds = editor.ok("POST", "/api/v1/datasets", 201, json={"name": "cancelled early"})
+    parts = [("files", ("gamma.md", b"# Gamma\nGamma is retried.\n"))]
+    sent = editor.http.post(f"/api/v1/datasets/{ds['id']}/files", files=parts).json()
+    editor.ok("POST", f"/api/v1/jobs/{sent['job']['id']}/cancel")
+    stopped = editor.wait_job(sent["job"]["id"])
+    if stopped["status"] == "cancelled" and stopped["failed"]:  # not when it ran before the cancel
+        again = editor.ok("POST", f"/api/v1/jobs/{stopped['id']}/retry", 202)
+        assert again["retry"] == {"retried": 1, "skipped": {}}
+        assert editor.wait_job(again["id"])["status"] == "succeeded"
+    assert editor.ok("GET", f"/api/v1/jobs/{job['id']}")["status"] == "partial"  # the old job stays
     # a job with nothing left to retry, and a job still running, are conflicts
     clean = editor.ok("POST", "/api/v1/datasets", 201, json={"name": "clean"})
     ok = editor.wait_job(upload(editor, clean["id"], ("beta.md", BETA))["job"]["id"])
@@ -223,6 +239,7 @@ def test_system_tells_a_key_what_it_is_and_what_ragd_offers(
     assert counts["files"] == sum(d["files"] for d in datasets)
     assert counts["chunks"] == sum(d["chunks"] for d in datasets)
     assert counts["jobs_by_status"]["succeeded"] >= 1
+    assert counts["jobs_by_status"]["partial"] >= 1  # the filled job: two files indexed, one failed
     assert "points" not in counts
     caps = mine["capabilities"]
     assert caps["embedders"][0] == "default"
@@ -290,3 +307,17 @@ def test_collections_are_listed_and_searched_within_the_keys_reach(
     stranger = rival.ok("POST", "/api/v1/search", json={**body, "collection_names": [own]})
     assert stranger["results"] == []  # another tenant's collection drops out like an unknown one
     assert reader.post("/api/v1/search", json={**body, "collection_names": ["../x"]}).status_code == 422
+
+
+def test_jobs_are_listed_by_status(acme: dict[str, Api], filled: dict[str, Any]) -> None:
+    editor = acme["editor"]
+    partial = editor.ok("GET", "/api/v1/jobs", params={"status": "partial"})["jobs"]
+    assert filled["job"]["id"] in {j["id"] for j in partial}
+    assert {j["status"] for j in partial} == {"partial"}
+    both = editor.ok("GET", "/api/v1/jobs", params=[("status", "failed"), ("status", "partial")])["jobs"]
+    assert {j["status"] for j in both} <= {"failed", "partial"}
+    assert len(both) >= len(partial)
+    bad = editor.get("/api/v1/jobs", params={"status": "done"})
+    assert bad.status_code == 400
+    assert bad.json()["detail"]["code"] == "INVALID_REQUEST"
+    assert "valid values: queued, running, succeeded, partial, failed, cancelled" in bad.text

@@ -10,7 +10,7 @@ from prometheus_client import generate_latest
 from ragd.catalog.sql import open_catalog
 from ragd.kb.context import KbContext
 from ragd.kb.worker import COUNT_EVERY_S, Worker
-from ragd.kb_types import Job, JobKind, JobStatus
+from ragd.kb_types import ItemStage, Job, JobKind, JobStatus
 from ragd.observe.metrics import Metrics
 from ragd.settings import WorkerSettings
 
@@ -47,5 +47,14 @@ async def test_the_queue_is_counted_by_status_at_most_every_few_seconds(tmp_path
         await worker.count_jobs(now=100.0 + COUNT_EVERY_S)
         assert gauges(metrics)['kb_jobs{status="queued"}'] == 2
         assert gauges(metrics)[f'kb_jobs{{status="{JobStatus.CANCELLED.value}"}}'] == 1
+        # a job that ran to the end with a failed item is counted as partly failed, not succeeded
+        await catalog.set_items("j1", ["ok", "bad"])
+        assert await catalog.claim("w", 30.0) is not None
+        await catalog.update_item("j1", "ok", ItemStage.DONE)
+        await catalog.update_item("j1", "bad", ItemStage.FAILED, error_code="UNSUPPORTED_TYPE")
+        await catalog.finish("j1", "w", JobStatus.SUCCEEDED)
+        await worker.count_jobs(now=100.0 + 2 * COUNT_EVERY_S)
+        seen = gauges(metrics)
+        assert (seen['kb_jobs{status="partial"}'], seen['kb_jobs{status="succeeded"}']) == (1, 0)
     finally:
         await catalog.aclose()

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragd.api.schemas import COLLECTION_PATTERN, KnobFields
+from ragd.errors import is_permanent
 from ragd.kb_types import (
     ApiKeyInfo,
     ChunkingSpec,
@@ -208,6 +209,7 @@ def job_out(job: Job, errors: list[JobItem] | None = None, *, now: float | None 
         "id": job.id,
         "kind": job.kind.value,
         "status": job.status.value,
+        "finished": job.status.finished,
         "dataset_id": job.dataset_id,
         "total": job.total,
         "done": job.done,
@@ -225,7 +227,7 @@ def job_out(job: Job, errors: list[JobItem] | None = None, *, now: float | None 
         "updated_at": job.updated_at,
     }
     if errors is not None:
-        out["errors"] = [{"key": i.key, "code": i.error_code, "message": i.error_message} for i in errors]
+        out["errors"] = [{"key": i.key, **_item_error(i)} for i in errors]
     return out
 
 
@@ -235,8 +237,14 @@ def item_out(i: JobItem) -> dict[str, Any]:
         "stage": i.stage.value,
         "file_id": i.file_id,
         "chunks": i.chunks,
-        "error": {"code": i.error_code, "message": i.error_message} if i.error_code else None,
+        "error": _item_error(i) if i.error_code else None,
     }
+
+
+def _item_error(i: JobItem) -> dict[str, Any]:
+    """An item's error; ``permanent``: it would fail the same way again (a retry skips it)."""
+    code = i.error_code or ""
+    return {"code": code, "message": i.error_message, "permanent": is_permanent(code)}
 
 
 #: stages every explained search shows (null when it did not run), then any other it reported

@@ -188,8 +188,11 @@ class JobQueue(Protocol):
     ) -> Job:
         """End an attempt.  ``retry_in_s`` with a FAILED status and attempts left puts the job
         back to QUEUED, due after the delay (not when a cancel was requested); otherwise the
-        status is final.  A worker that no longer holds the lease changes nothing and gets the
-        job as it stands.  NotFound for an unknown job; ValueError for a non-final status."""
+        status is final.  SUCCEEDED means "ran to the end": the job ends as its item counts say
+        (:meth:`JobStatus.completed`: SUCCEEDED, PARTIAL or FAILED), read under the job's lock;
+        CANCELLED when its cancel was requested.  A worker that no longer holds the lease
+        changes nothing and gets the job as it stands.  NotFound for an unknown job;
+        ValueError for a non-final status."""
         ...
 
     async def request_cancel(self, job_id: str) -> Job | None:
@@ -206,9 +209,14 @@ class JobQueue(Protocol):
         ...
 
     async def list_jobs(
-        self, tenant_id: str | None, *, updated_after: float | None = None, limit: int = 100
+        self,
+        tenant_id: str | None,
+        *,
+        updated_after: float | None = None,
+        limit: int = 100,
+        statuses: Sequence[JobStatus] | None = None,
     ) -> list[Job]:
-        """A tenant's jobs (None: all), newest first.
+        """A tenant's jobs (None: all), newest first; ``statuses``: only jobs in one of them.
 
         ``updated_after``: the jobs changed since, oldest change first.  Every change that a
         user can see (not a heartbeat) gives the job a new ``updated_at``, larger than any

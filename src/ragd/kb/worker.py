@@ -6,7 +6,8 @@ A worker that dies leaves its jobs RUNNING with a lease that lapses; the
 next claim picks them up and finished items are skipped (ingest is
 idempotent, so an item cut short is simply done again).
 
-Outcomes: success -> SUCCEEDED (items may have failed individually);
+Outcomes: ran to the end -> SUCCEEDED, PARTIAL (some items failed) or FAILED (every item
+failed), as the catalog counts them (:meth:`JobStatus.completed`);
 cancel requested -> CANCELLED between items (no new item starts, the ones in flight
 finish whole: :class:`ragd.kb.runs.CancelSignal`); a request-level error
 (4xx: dataset or source gone) -> FAILED at once; any other error -> retried
@@ -140,8 +141,8 @@ class Worker:
         except Exception as exc:
             await self._after_error(job, exc)
         else:
-            await self._finish(job, JobStatus.SUCCEEDED)
-            log.info("job %s succeeded", job.id)
+            ended = await self._finish(job, JobStatus.SUCCEEDED)
+            log.info("job %s %s", job.id, ended.status.value if ended else "ran to the end")
         finally:
             beat.cancel()
             with suppress(asyncio.CancelledError):
@@ -201,9 +202,9 @@ class Worker:
         message: str | None = None,
         *,
         retry_in_s: float | None = None,
-    ) -> None:
+    ) -> Job | None:
         try:
-            await asyncio.shield(
+            return await asyncio.shield(
                 self._ctx.catalog.finish(
                     job.id,
                     self.worker_id,
@@ -215,6 +216,7 @@ class Worker:
             )
         except RagError as exc:
             log.warning("job %s: could not record its end (%s); its lease will lapse", job.id, exc)
+            return None
 
     async def _drop_orphans(self, job: Job) -> None:
         """Points a job wrote into a dataset deleted meanwhile are removed."""

@@ -1,9 +1,11 @@
 """Jobs: poll one, list, cancel, and follow them live over Server-Sent Events.
 
-    GET  /api/v1/jobs                     the key's jobs, newest first
+    GET  /api/v1/jobs[?status=…]          the key's jobs, newest first (only those in the statuses named)
     GET  /api/v1/jobs/{id}                one job with every item's stage
     POST /api/v1/jobs/{id}/cancel
-    POST /api/v1/jobs/{id}/retry          a new job for what a finished job left undone
+    POST /api/v1/jobs/{id}/retry          a new job for what a finished job left undone and can
+                                          succeed again; ``retry`` says how many items it
+                                          retries and which failed ones it skipped (by code)
     GET  /api/v1/events[?job_id=…]        text/event-stream: ``event: job`` with the job's counts,
                                           rate, ETA and failed items whenever it changes
 
@@ -41,9 +43,15 @@ KEEPALIVE_S = 15.0
 
 @router.get("/jobs")
 async def list_jobs(
-    caller: Caller, svc: Svc, limit: Annotated[int, Query(ge=1, le=1000)] = 100
+    caller: Caller,
+    svc: Svc,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    status: Annotated[
+        list[str] | None, Query(max_length=10, description="only jobs in these statuses (repeatable)")
+    ] = None,
 ) -> dict[str, Any]:
-    jobs = await kb_jobs.list_jobs(svc.knowledge(), caller, limit=limit)
+    statuses = kb_jobs.parse_statuses(status) if status else None
+    jobs = await kb_jobs.list_jobs(svc.knowledge(), caller, limit=limit, statuses=statuses)
     return {"jobs": [job_out(j) for j in jobs]}
 
 
@@ -63,9 +71,9 @@ async def cancel_job(job_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
 @router.post("/jobs/{job_id}/retry", status_code=202)
 async def retry_job(job_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
     """A new job for the failed or unfinished items of a finished job (docs/knowledge-bases.md)."""
-    job = await kb_jobs.retry_job(svc.knowledge(), caller, job_id)
+    retry = await kb_jobs.retry_job(svc.knowledge(), caller, job_id)
     svc.wake_worker()
-    return job_out(job)
+    return job_out(retry.job) | {"retry": {"retried": retry.retried, "skipped": retry.skipped}}
 
 
 @router.get("/events", response_class=StreamingResponse)
@@ -115,7 +123,7 @@ async def _stream(
             cursor = max(cursor or 0.0, job["updated_at"])
             yield f"id: {job['updated_at']!r}\nevent: job\ndata: {json.dumps(job)}\n\n"
             quiet_since = time.monotonic()
-            if job_id is not None and job["status"] in ("succeeded", "failed", "cancelled"):
+            if job_id is not None and job["finished"]:
                 return
         if time.monotonic() - quiet_since > KEEPALIVE_S:
             yield ": keep-alive\n\n"

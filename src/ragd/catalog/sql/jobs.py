@@ -75,11 +75,18 @@ class SqlJobs:
         return {status: counted.get(status.value, 0) for status in JobStatus}
 
     async def list_jobs(
-        self, tenant_id: str | None, *, updated_after: float | None = None, limit: int = 100
+        self,
+        tenant_id: str | None,
+        *,
+        updated_after: float | None = None,
+        limit: int = 100,
+        statuses: Sequence[JobStatus] | None = None,
     ) -> list[Job]:
         query = select(jobs).limit(limit)
         if tenant_id is not None:
             query = query.where(jobs.c.tenant_id == tenant_id)
+        if statuses is not None:
+            query = query.where(jobs.c.status.in_([s.value for s in dict.fromkeys(statuses)]))
         if updated_after is None:
             query = query.order_by(jobs.c.created_at.desc(), jobs.c.id.desc())
         else:

@@ -31,7 +31,7 @@ WORKER_LOST = "WORKER_LOST"
 #: abandoned jobs closed by one claim at most, before it gives up for this round
 _SWEEP = 50
 _QUEUED, _RUNNING = JobStatus.QUEUED.value, JobStatus.RUNNING.value
-_FINAL = (JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED)
+_FINAL = tuple(s for s in JobStatus if s.finished)
 
 
 class SqlLeases:
@@ -108,8 +108,10 @@ class SqlLeases:
                 if row["cancel_requested"] and status is JobStatus.SUCCEEDED:  # never "succeeded"
                     status = JobStatus.CANCELLED
                     change |= {"error_code": "CANCELLED", "error_message": "cancelled on request"}
+                elif status is JobStatus.SUCCEEDED:  # ran to the end: its items say how it ended
+                    status = JobStatus.completed(row["done"], row["failed"])
                 change |= {"status": status.value, "finished_at": now}
-                if status is not JobStatus.SUCCEEDED:
+                if status not in (JobStatus.SUCCEEDED, JobStatus.PARTIAL):
                     await settle_files(conn, job_id, change["error_code"] or status.value.upper(), now)
             await conn.execute(update(jobs).where(jobs.c.id == job_id).values(**change))
             await bump_jobs(conn, now, job_id)
