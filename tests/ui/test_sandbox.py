@@ -218,3 +218,100 @@ def test_the_service_key_also_searches_collections_outside_datasets(
     files = {hit(page, n).get_attribute("data-file") for n in range(1, 4)}
     assert "lock.md" in files
     assert files & {"lighthouse.md", "bakery.md", "orchard.md", "notice.md", "payroll.md"}
+
+
+FERRY = "The ferryman rows the copper barge across the estuary at slack tide, twice a day."
+FILLER = " ".join(
+    f"Paragraph {n} of the parish almanac records the weather, the hay harvest and the church bells."
+    for n in range(24)
+)
+
+
+@pytest.fixture(scope="module")
+def long_chunk(service_api: Api, corpus: dict[str, Any]) -> dict[str, Any]:
+    """One file chunked as one long chunk, its fact far below the chunk's first lines."""
+    body = {
+        "name": "almanac",
+        "tenant_id": corpus["dataset"]["tenant_id"],
+        "chunking": {"strategy": "recursive", "size": 6000, "overlap": 0},
+    }
+    ds = service_api.ok("POST", "/api/v1/datasets", 201, json=body)
+    upload(service_api, ds["id"], ("almanac.md", f"# Almanac\n\n{FILLER} {FERRY} {FILLER}"))
+    return ds  # type: ignore[no-any-return]
+
+
+def test_on_a_phone_the_results_come_into_view_after_a_search(
+    page: Any, ui_server: LiveServer, corpus: dict[str, Any], tmp_path: Path
+) -> None:
+    sign_in(page, ui_server.url, SERVICE_KEY)
+    page.set_viewport_size(PHONE)
+    page.goto(f"{ui_server.url}/ui/#/sandbox")
+    page.get_by_role("checkbox", name="handbook").wait_for()
+    page.get_by_label("Query").fill(FACT)
+    page.get_by_role("button", name="Search", exact=True).click()
+    page.locator(".sandbox-status").filter(has_text=re.compile(r"hits? in \d+ ms")).wait_for()
+    # the form is taller than the phone's screen: the first hit is scrolled up into it
+    page.wait_for_function(
+        "() => { const r = document.querySelector('li.hit').getBoundingClientRect();"
+        " return r.top >= 0 && r.top < innerHeight - 40; }",
+        timeout=5_000,
+    )
+    status = page.locator(".sandbox-status").bounding_box()
+    assert status is not None
+    assert status["y"] >= 0
+    shot(page, "sandbox-phone-results", tmp_path)
+
+
+def test_a_long_chunk_shows_the_passage_that_matched(
+    page: Any, ui_server: LiveServer, long_chunk: dict[str, Any], tmp_path: Path
+) -> None:
+    sign_in(page, ui_server.url, SERVICE_KEY)
+    query = quote("When does the ferryman row the copper barge?")
+    page.goto(f"{ui_server.url}/ui/#/sandbox?q={query}&ds={long_chunk['id']}")
+    first = hit(page, 1)
+    first.wait_for()
+    assert first.get_attribute("data-file") == "almanac.md"
+    text = first.locator(".hit-text")
+    shown = text.inner_text()
+    assert "ferryman rows the copper barge" in shown
+    assert shown.startswith("… "), shown[:80]  # cut before the match, at a sentence start
+    assert len(shown) <= 430  # a window, not the whole chunk
+    mark = text.locator("mark").filter(has_text=re.compile("^ferryman$", re.I)).first
+    box, frame = mark.bounding_box(), text.bounding_box()
+    assert box is not None
+    assert frame is not None
+    assert frame["y"] <= box["y"] < frame["y"] + frame["height"]  # the match is in sight, not scrolled away
+    first.scroll_into_view_if_needed()
+    shot(page, "sandbox-snippet", tmp_path)
+    whole = first.get_by_role("button", name="Whole chunk")
+    whole.click()
+    assert whole.get_attribute("aria-expanded") == "true"
+    full = text.inner_text()
+    assert len(full) > len(shown)
+    assert not full.startswith("…")
+    assert shown.removeprefix("… ").removesuffix(" …") in full
+    whole.click()
+    assert text.inner_text() == shown
+
+
+def test_the_query_field_holds_the_servers_limit_and_a_refused_query_says_why(
+    page: Any, ui_server: LiveServer, corpus: dict[str, Any]
+) -> None:
+    sign_in(page, ui_server.url, SERVICE_KEY)
+    page.goto(f"{ui_server.url}/ui/#/sandbox")
+    field = page.get_by_label("Query")
+    field.wait_for()
+    assert field.get_attribute("maxlength") == "2000"
+    field.fill("lighthouse keeper")
+    counter = page.locator(".query-count")
+    assert counter.inner_text() == "17 / 2,000 characters"
+    assert field.get_attribute("aria-describedby") == counter.get_attribute("id")
+    field.fill("x" * 2100)  # typing and pasting stop at the limit
+    assert len(field.input_value()) == 2000
+    assert counter.inner_text() == "2,000 / 2,000 characters"
+    # a longer query from a link reaches the server, and its refusal is shown with its code
+    page.goto(f"{ui_server.url}/ui/#/sandbox?q={'lighthouse%20' * 200}")
+    status = page.locator(".sandbox-status")
+    status.filter(has_text="INVALID_REQUEST").wait_for()
+    assert "2000 characters" in status.inner_text()
+    assert "error" in (status.get_attribute("class") or "")

@@ -55,13 +55,21 @@ export function safeUrl(url) {
   return "#";
 }
 
+/**
+ * The regex of the words that start with one of `terms` (case-insensitive, global), or null.
+ * A term matches at a word start and the match runs to the word's end ("clockwo" → "clockwork").
+ */
+export function termRegex(terms) {
+  const words = [...new Set((terms || []).map((t) => t.toLowerCase()).filter((t) => t.length > 1))];
+  if (!words.length) return null;
+  const escaped = words.sort((a, b) => b.length - a.length).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  return new RegExp(`(?<![\\p{L}\\p{N}])(?:${escaped.join("|")})[\\p{L}\\p{N}]*`, "giu");
+}
+
 /** Text with every word that starts with one of `terms` wrapped in <mark> (case-insensitive). */
 export function highlight(text, terms) {
-  const words = [...new Set((terms || []).map((t) => t.toLowerCase()).filter((t) => t.length > 1))];
-  if (!words.length) return [text];
-  const escaped = words.sort((a, b) => b.length - a.length).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-  // a term matches at a word start and the mark runs to the word's end ("clockwo" marks "clockwork")
-  const re = new RegExp(`(?<![\\p{L}\\p{N}])(?:${escaped.join("|")})[\\p{L}\\p{N}]*`, "giu");
+  const re = termRegex(terms);
+  if (!re) return [text];
   const out = [];
   let last = 0;
   for (const m of text.matchAll(re)) {

@@ -6,9 +6,11 @@
 
 import { api, ApiError } from "../api.js";
 import { chunkHref, pageLabel, searchable } from "../capabilities.js";
-import { clear, field, fmtScore, h, highlight, queryTerms, replace } from "../dom.js";
+import { append, clear, field, fmtNumber, fmtScore, h, highlight, queryTerms, replace } from "../dom.js";
+import { matchWindow } from "../snippet.js";
 
 const MODES = ["hybrid", "dense", "sparse"];
+const MAX_QUERY_CHARS = 2000; // the server's limit when it does not say (capabilities.max_query_chars)
 // hash key → knob; a compare column's keys get the "b." prefix
 const KNOB_KEYS = { mode: "mode", k: "k", w: "vector_weight", div: "diversity", mpf: "max_per_file", rr: "rerank", min: "min_score" };
 const STAGES = { embed_sparse: "BM25 query", embed_dense: "dense query", qdrant: "Qdrant", rerank: "rerank", total: "server total" };
@@ -29,7 +31,17 @@ export async function render(main, ctx) {
   const names = Object.fromEntries(datasets.map((d) => [d.id, d.name]));
   const allIds = datasets.map((d) => d.id);
 
-  const query = h("input", { type: "search", name: "q", value: state.q, required: true, autocomplete: "off", placeholder: "What are you looking for?" });
+  const maxChars = caps && Number.isInteger(caps.max_query_chars) ? caps.max_query_chars : MAX_QUERY_CHARS;
+  const query = h("input", { type: "search", name: "q", value: state.q, required: true, autocomplete: "off", maxlength: maxChars, placeholder: "What are you looking for?" });
+  const queryField = field("Query", query, " ");
+  const counter = queryField.querySelector(".hint");
+  counter.classList.add("query-count");
+  const count = () => {
+    counter.textContent = `${fmtNumber(query.value.length)} / ${fmtNumber(maxChars)} characters`;
+    counter.classList.toggle("near", query.value.length > maxChars * 0.9);
+  };
+  query.addEventListener("input", count);
+  count();
   const picker = datasetPicker(datasets, state.ds);
   const colPicker = raw.length ? collectionPicker(raw, state.col) : null;
   const panels = { a: knobPanel("a", state.a, caps), b: knobPanel("b", state.b, caps) };
@@ -49,7 +61,7 @@ export async function render(main, ctx) {
   const form = h(
     "form",
     { class: "sandbox-form card", role: "search", "aria-label": "Retrieval sandbox" },
-    h("div", { class: "sandbox-query" }, field("Query", query), h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Search"), compare)),
+    h("div", { class: "sandbox-query" }, queryField, h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Search"), compare)),
     picker.el,
     colPicker ? colPicker.el : null,
     knobs,
@@ -66,7 +78,7 @@ export async function render(main, ctx) {
     };
     if (!next.q) return;
     pushState(next);
-    run(next);
+    run(next).then(() => bringIntoView(status, signal));
   });
 
   replace(
@@ -97,6 +109,7 @@ export async function render(main, ctx) {
     const ctxView = { terms, names, signal, columns };
     replace(results, h("div", { class: ["result-columns", s.cmp ? "two" : null] }, columns.map((col, i) => resultColumn(col, i, ctxView))));
     replace(status, columns.map((c) => summary(c)).join(" · "));
+    status.classList.toggle("error", columns.some((c) => c.error));
   }
 
   if (state.q) run(state);
@@ -282,7 +295,7 @@ function hitKey(hit) {
 
 function summary(col) {
   const tag = col.label ? `${col.label}: ` : "";
-  if (col.error) return `${tag}error`;
+  if (col.error) return `${tag}${col.error}`; // the server's code and message, not just "error"
   const n = col.hits.length;
   return `${tag}${n} hit${n === 1 ? "" : "s"} in ${Math.round(col.roundTrip || 0)} ms`;
 }
@@ -340,6 +353,7 @@ function hitCard(hit, rank, view) {
   const dataset = view.names[hit.dataset_id] || hit.dataset_id || hit.collection;
   const canOpen = hit.dataset_id && hit.file_id;
   const neighbours = h("div", { class: "neighbours", hidden: true });
+  const text = hitText(hit.content || "", view.terms);
   const card = h(
     "li",
     { class: "hit card", "data-rank": rank, "data-file": hit.name || "" },
@@ -352,16 +366,43 @@ function hitCard(hit, rank, view) {
       dataset ? h("span", { class: "badge" }, dataset) : null,
       compareBadge(hit, rank, view),
     ),
-    h("div", { class: "hit-body" }, h("p", { class: "hit-text" }, highlight(hit.content || "", view.terms)), scoreTable(hit, view.maxSparse)),
+    h("div", { class: "hit-body" }, text.el, scoreTable(hit, view.maxSparse)),
     h(
       "div",
       { class: "actions" },
+      text.toggle,
       canOpen && hit.split_id !== null && hit.split_id !== undefined ? neighbourButton(hit, neighbours, view) : null,
       canOpen ? h("a", { href: chunkHref(hit.dataset_id, hit.file_id, hit.split_id), class: "open-chunk" }, "Open in the chunk viewer") : null,
     ),
     neighbours,
   );
   return card;
+}
+
+/** The passage of the chunk that matched (matchWindow), the whole chunk a click away. */
+function hitText(content, terms) {
+  const el = h("p", { class: "hit-text" });
+  const { start, end } = matchWindow(content, terms);
+  if (start === 0 && end === content.length) return { el: append(el, highlight(content, terms)), toggle: null };
+  const toggle = h("button", { type: "button", class: "small", "aria-expanded": "false" }, "Whole chunk");
+  const show = (whole) => {
+    toggle.setAttribute("aria-expanded", String(whole));
+    el.classList.toggle("whole", whole);
+    if (whole) replace(el, highlight(content, terms));
+    else replace(el, start > 0 ? "… " : null, highlight(content.slice(start, end), terms), end < content.length ? " …" : null);
+  };
+  toggle.addEventListener("click", () => show(toggle.getAttribute("aria-expanded") !== "true"));
+  show(false);
+  return { el, toggle };
+}
+
+/** After a search from the form, the status line and results come into view (a phone's form is taller than its screen). */
+function bringIntoView(el, signal) {
+  if (signal.aborted) return;
+  const box = el.getBoundingClientRect();
+  if (box.top >= 0 && box.top < innerHeight * 0.6) return;
+  const smooth = !matchMedia("(prefers-reduced-motion: reduce)").matches;
+  el.scrollIntoView({ block: "start", behavior: smooth ? "smooth" : "auto" });
 }
 
 function compareBadge(hit, rank, view) {
