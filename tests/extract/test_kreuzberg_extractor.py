@@ -110,8 +110,19 @@ def test_scanned_pdf_without_tesseract_says_how_to_enable_ocr(
 
 
 def test_image_without_tesseract_is_ocr_unavailable(extractor_without_ocr: RoutingExtractor) -> None:
-    with pytest.raises(OcrUnavailable, match="apt-get install"):
+    with pytest.raises(OcrUnavailable, match="apt-get install") as caught:
         extractor_without_ocr.extract(Blob(name="photo.png", data=build_png()))
+    # an image is called an image, not "scanned pages"
+    assert caught.value.message.startswith("'photo.png' is an image and OCR is unavailable"), (
+        caught.value.message
+    )
+
+
+def test_an_image_with_ocr_off_is_called_an_image() -> None:
+    extractor = build_extractor(ExtractSettings(ocr="off"), ocr_check=_ocr_must_not_be_asked)
+    with pytest.raises(OcrUnavailable) as caught:
+        extractor.extract(Blob(name="photo.png", data=build_png()))
+    assert caught.value.message == "'photo.png' is an image and OCR is switched off"
 
 
 def test_ocr_off_refuses_scans_without_probing_for_tesseract() -> None:

@@ -86,7 +86,7 @@ class KreuzbergExtractor:
         if file_type.kind is FileKind.PDF:
             return self._pdf(call, data)
         if file_type.kind is FileKind.IMAGE:
-            language = self._require_ocr(call.source)
+            language = self._require_ocr(call.source, image=True)
             return self._document(call, self._ocr_image(call, data, file_type.mime, language), ocr=True)
         if file_type.kind is FileKind.PPTX:
             return self._slides(call, data)
@@ -146,16 +146,18 @@ class KreuzbergExtractor:
         result = self._run(call, data, self._config(call, "plain", ocr=ocr), mime=mime)
         return normalise_newlines(result.content).strip()
 
-    def _require_ocr(self, source: str) -> str:
+    def _require_ocr(self, source: str, *, image: bool = False) -> str:
         """The OCR language, or the error saying why OCR cannot run for ``source``."""
         language = self._settings.ocr_language
         if self._settings.ocr == "off":
-            raise ocr_disabled(source)
+            raise ocr_disabled(source, image=image)
         status = self._ocr_check(language)
         if not status.available:
-            raise ocr_unavailable(source, language, status.reason)
+            raise ocr_unavailable(source, language, status.reason, image=image)
         if "tesseract" not in kreuzberg.list_ocr_backends():
-            raise ocr_unavailable(source, language, "this kreuzberg build has no Tesseract backend")
+            raise ocr_unavailable(
+                source, language, "this kreuzberg build has no Tesseract backend", image=image
+            )
         return language
 
     def _config(
@@ -282,7 +284,8 @@ def _translate(
         )
     ocr_failed = isinstance(exc, (kreuzberg.OCRError, kreuzberg.MissingDependencyError)) or "OCR" in message
     if ocr_language is not None and ocr_failed:
-        return ocr_unavailable(call.source, ocr_language, f"kreuzberg's Tesseract failed ({message})")
+        reason = f"kreuzberg's Tesseract failed ({message})"
+        return ocr_unavailable(call.source, ocr_language, reason, image=call.file_type.kind is FileKind.IMAGE)
     return ExtractionError(
         f"could not read {call.source!r} as {call.file_type.kind.value}: {message}",
         hint="the file may be corrupt or truncated: open it in its application and save it again",

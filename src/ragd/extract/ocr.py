@@ -68,18 +68,23 @@ def _list_languages(program: str) -> frozenset[str]:
     return frozenset(line.strip() for line in lines if line.strip() and " " not in line.strip())
 
 
-def ocr_unavailable(source: str, language: str, reason: str) -> OcrUnavailable:
-    """The error for a scanned file that cannot be OCRed here, with how to enable OCR."""
+def _what(image: bool) -> str:
+    # a PNG or a photo is an image, not "scanned pages": say what the user gave
+    return "is an image" if image else "has no text layer (scanned pages)"
+
+
+def ocr_unavailable(source: str, language: str, reason: str, *, image: bool = False) -> OcrUnavailable:
+    """The error for a scanned file or an image that cannot be OCRed here, with how to enable OCR."""
     packages = " ".join(f"tesseract-ocr-{code}" for code in language.split("+"))
     return OcrUnavailable(
-        f"{source!r} has no text layer (scanned pages) and OCR is unavailable: {reason}",
+        f"{source!r} {_what(image)} and OCR is unavailable: {reason}",
         hint=f"install OCR with 'apt-get install tesseract-ocr {packages}' and set RAGD_EXTRACT__OCR=auto",
     )
 
 
-def ocr_disabled(source: str) -> OcrUnavailable:
-    """The error for a scanned file when OCR is switched off in the settings."""
+def ocr_disabled(source: str, *, image: bool = False) -> OcrUnavailable:
+    """The error for a scanned file or an image when OCR is switched off in the settings."""
     return OcrUnavailable(
-        f"{source!r} has no text layer (scanned pages) and OCR is switched off",
+        f"{source!r} {_what(image)} and OCR is switched off",
         hint="set RAGD_EXTRACT__OCR=auto (and install tesseract-ocr tesseract-ocr-eng) to OCR it",
     )
