@@ -4,7 +4,11 @@ kreuzberg's per-page text is raw PDFium output: CRLF line ends, ``\\x02`` for a
 hyphen at a line break, and runs of control characters where a font has no
 Unicode map (glyph garbage).  :func:`clean_page_text` turns that into clean text:
 garbled lines (mostly control characters) are dropped, stray control characters
-removed, ``\\x02`` becomes ``-``, trailing spaces and blank-line runs collapse.
+removed, ``\\x02`` becomes ``-``, trailing spaces and blank-line runs collapse, and a
+table of contents' dot leaders (``Notices . . . . . . . vii``) become one ``…``
+(:func:`collapse_leaders`): two thirds of the shared IBM Redbook's contents page were dots and
+their spaces, so each of its chunks held a few titles among hundreds of dots, and outranked the
+sections it points to (few words: a strong BM25 match for a title).
 
 :func:`join_pages` concatenates the cleaned pages with a blank line between them
 and returns :class:`PageSpan` records that are sorted, contiguous and cover the
@@ -25,6 +29,10 @@ _GARBLED_SHARE = 0.15
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _IMAGE_XOBJECT = re.compile(rb"/Subtype\s*/Image\b")
 _MIN_CHARS_PER_PAGE = 8
+#: a leader: five or more dots (or middle dots), each perhaps followed by one space, or three ellipses
+_LEADER = re.compile(r"[ \t\u00a0]*(?:(?:[.\u00b7][ \t\u00a0]?){5,}|(?:\u2026[ \t\u00a0]?){3,})[ \t\u00a0]*")
+_LEADER_CHARS = frozenset(".\u00b7\u2026")
+LEADER = "\u2026"
 
 
 def clean_page_text(raw: str) -> str:
@@ -32,6 +40,19 @@ def clean_page_text(raw: str) -> str:
     lines = normalise_newlines(raw).split("\n")
     kept = [_clean_line(line) for line in lines if not _garbled(line)]
     return _BLANK_RUNS.sub("\n\n", "\n".join(kept)).strip()
+
+
+def collapse_leaders(line: str) -> str:
+    """``line`` with each run of leader dots replaced by one ``…`` between single spaces (the words
+    and page numbers either side are kept; an ellipsis of three or four dots in prose is no leader)."""
+    if _LEADER_CHARS.isdisjoint(line):
+        return line
+
+    def mark(run: re.Match[str]) -> str:
+        before = " " if run.start() > 0 else ""
+        return f"{before}{LEADER}{' ' if run.end() < len(line) else ''}"
+
+    return _LEADER.sub(mark, line)
 
 
 def join_pages(pages: Sequence[str]) -> tuple[str, tuple[PageSpan, ...]]:
@@ -70,4 +91,4 @@ def _garbled(line: str) -> bool:
 
 
 def _clean_line(line: str) -> str:
-    return _CONTROL.sub("", line.replace("\x02", "-")).rstrip()
+    return collapse_leaders(_CONTROL.sub("", line.replace("\x02", "-"))).rstrip()
