@@ -41,6 +41,10 @@ export function filesPanel(ctx, dataset, { onChange }) {
   };
 
   const toggle = (f) => {
+    if (f.status === "failed" && !f.chunks) {
+      // nothing of it was indexed: it is not in search, whatever its switch says
+      return h("span", { class: "muted not-in-search", title: "This file failed: none of it is searchable. Fix it and re-index or upload it again." }, "not in search");
+    }
     if (!writer) return f.enabled ? "yes" : "no";
     const box = h("input", { type: "checkbox", checked: f.enabled, "aria-label": `In search: ${f.name}` });
     box.addEventListener("change", async () => {

@@ -4,6 +4,7 @@
 import { api, ApiError } from "../api.js";
 import { confirmDialog, dataTable, field, fmtTime, h, toast } from "../dom.js";
 import { followJob, jobSummary } from "./jobs.js";
+import { jobWord } from "./status.js";
 import { parseRoles as splitList } from "./form.js";
 
 const KINDS = [
@@ -91,7 +92,7 @@ export function sourcesPanel(ctx, dataset, { onChange }) {
           bar.max = j.total;
           bar.value = (j.done || 0) + (j.failed || 0);
         }
-        text.textContent = `${label}: ${j.status} · ${jobSummary(j)}`;
+        text.textContent = `${label}: ${jobWord(j.status)} · ${jobSummary(j)}`;
         onChange();
       },
       signal,

@@ -4,6 +4,7 @@
 
 import { ApiError, upload } from "../api.js";
 import { fmtBytes, fmtNumber, h } from "../dom.js";
+import { isFinished } from "./jobs.js";
 import { errorHint, followJob, jobSummary } from "./jobs.js";
 
 const BATCH_FILES = 20;
@@ -52,12 +53,15 @@ function fileRow(file) {
   row.stage = (item) => {
     if (item.stage === "done" || item.stage === "unchanged") {
       bar.max = 1;
+  row.notIndexed = () => {
+    // a failed file is not in search: no full bar for it
+    if (bar.parentNode) bar.replaceWith(h("span", { class: "upload-not-indexed muted" }, "not indexed"));
+  };
       bar.value = 1;
       row.finished = true;
       row.set("indexed", "indexed", item.stage === "unchanged" ? "unchanged" : `${fmtNumber(item.chunks)} ${item.chunks === 1 ? "chunk" : "chunks"}`);
     } else if (item.stage === "failed") {
-      bar.max = 1;
-      bar.value = 1;
+      row.notIndexed();
       row.finished = true;
       const code = (item.error && item.error.code) || "FAILED";
       const message = (item.error && item.error.message) || "";
@@ -70,6 +74,7 @@ function fileRow(file) {
   };
   row.fail = (message) => {
     row.finished = true;
+    row.notIndexed();
     row.set("failed", "failed", message);
   };
   return row;
@@ -133,7 +138,7 @@ export function uploadPanel(ctx, dataset, { onChange }) {
     }
     const merged = {
       kind: "ingest",
-      status: all.every((j) => ["succeeded", "failed", "cancelled"].includes(j.status)) ? "succeeded" : "running",
+      status: all.every(isFinished) ? "succeeded" : "running",
       total,
       done: all.reduce((n, j) => n + (j.done || 0), 0),
       failed: all.reduce((n, j) => n + (j.failed || 0), 0),

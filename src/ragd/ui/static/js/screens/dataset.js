@@ -2,10 +2,11 @@
 // SSE), Sources (folder, web, S3). The tab is in the hash query (?tab=files|upload|sources).
 
 import { api } from "../api.js";
-import { append, badge, fmtNumber, fmtTime, h } from "../dom.js";
+import { append, fmtNumber, fmtTime, h } from "../dom.js";
 import { filesPanel } from "../datasets/files.js";
 import { sourcesPanel } from "../datasets/sources.js";
 import { uploadPanel } from "../datasets/upload.js";
+import { datasetBadge } from "../datasets/status.js";
 
 const TABS = [
   ["files", "Files"],
@@ -17,7 +18,7 @@ function summary(d) {
   const c = d.chunking || {};
   const chunking = c.strategy ? `${c.strategy}${c.size ? ` · ${c.size}` : ""}${c.overlap ? ` / ${c.overlap} overlap` : ""}` : "server default";
   const items = [
-    ["Status", d.status ? badge(d.status) : "–"],
+    ["Status", datasetBadge(d)],
     ["Files", fmtNumber(d.files)],
     ["Chunks", fmtNumber(d.chunks)],
     ["Last update", fmtTime(d.last_update ?? d.updated_at, { relative: true })],

@@ -3,14 +3,15 @@
 import { api, ApiError } from "../api.js";
 import { capabilities } from "../capabilities.js";
 import { datasetDialog } from "../datasets/form.js";
-import { append, badge, confirmDialog, dataTable, field, fmtNumber, fmtTime, h, toast } from "../dom.js";
+import { append, confirmDialog, dataTable, field, fmtNumber, fmtTime, h, toast } from "../dom.js";
+import { datasetBadge } from "../datasets/status.js";
 
 function statusCell(d) {
   if (!d.status) return "–";
   const counts = Object.entries(d.files_by_status || {})
-    .filter(([status]) => status !== "indexed" || d.status !== "ready")
+    .filter(([status]) => !(status === "indexed" && d.status === "ready") && !(status === "failed" && d.status === "partial"))
     .map(([status, n]) => `${fmtNumber(n)} ${status}`);
-  return h("span", { class: "status-cell" }, badge(d.status), counts.length ? h("small", { class: "muted" }, counts.join(", ")) : null);
+  return h("span", { class: "status-cell" }, datasetBadge(d), counts.length ? h("small", { class: "muted" }, counts.join(", ")) : null);
 }
 
 function nameCell(d) {

@@ -5,8 +5,11 @@
 import { api, ApiError, stream } from "../api.js";
 import { errorHint, followJob, isFinished } from "../datasets/jobs.js";
 import { badge, confirmDialog, dataTable, field, fmtDuration, fmtNumber, fmtTime, h, replace, toast } from "../dom.js";
+import { JOB_STATUSES, jobBadge, jobWord, retryWords } from "../datasets/status.js";
 
-const STATUSES = ["queued", "running", "succeeded", "failed", "cancelled"];
+// the statuses, then "with failures": the jobs that ended partly failed or failed
+const STATUSES = [...JOB_STATUSES, "failures"];
+const matches = (job, filter) => !filter || job.status === filter || (filter === "failures" && ["partial", "failed"].includes(job.status));
 const RECONNECT_MS = 2000;
 
 export async function render(main, ctx) {
@@ -19,7 +22,21 @@ export async function render(main, ctx) {
 const shortId = (id) => String(id || "").slice(0, 8);
 const kindLabel = (kind) => ({ ingest: "Ingest", reindex: "Re-index", sync: "Sync" })[kind] || kind || "Job";
 const canCancel = (job) => job.status === "queued" || job.status === "running";
-const canRetry = (job) => job.status === "failed" || job.status === "cancelled" || (job.status === "succeeded" && job.failed > 0);
+const canRetry = (job, items) => {
+  if (!isFinished(job) || (job.status === "succeeded" && !job.failed)) return false;
+  if (!items || job.kind === "sync") return true; // the server decides (409 when nothing can succeed again)
+  return items.some((i) => (i.stage === "failed" && !(i.error && i.error.permanent)) || !["done", "unchanged", "deleted", "failed"].includes(i.stage));
+};
+
+/** The failed items a retry would skip, by code: "3 UNSUPPORTED_TYPE, 2 EMPTY_DOCUMENT". */
+function permanentCodes(items) {
+  const counts = {};
+  for (const i of items || []) if (i.stage === "failed" && i.error && i.error.permanent) counts[i.error.code] = (counts[i.error.code] || 0) + 1;
+  return Object.entries(counts)
+    .sort((a, b) => b[1] - a[1])
+    .map(([code, n]) => `${fmtNumber(n)} ${code}`)
+    .join(", ");
+}
 
 /** <progress> over the job's finished items (indeterminate while the total is unknown) and its words. */
 function progressOf(job) {
@@ -39,8 +56,8 @@ function pace(job) {
 }
 
 function statusBadge(job) {
-  if (job.cancel_requested && !isFinished(job)) return badge(job.status, "· cancelling");
-  return badge(job.status);
+  if (job.cancel_requested && !isFinished(job)) return jobBadge(job.status, "· cancelling");
+  return jobBadge(job.status);
 }
 
 /** Confirm, cancel, and hand back the job as the server now has it (null: not done). */
@@ -61,7 +78,7 @@ async function cancelJob(job) {
 async function retryJob(job) {
   try {
     const fresh = await api("POST", `/api/v1/jobs/${encodeURIComponent(job.id)}/retry`);
-    toast(`Retrying: job ${shortId(fresh.id)} queued.`, "ok");
+    toast(`${retryWords(fresh)} Job ${shortId(fresh.id)} queued.`, "ok");
     return fresh;
   } catch (err) {
     toast(err instanceof ApiError ? err.describe() : String(err), "error");
@@ -69,13 +86,13 @@ async function retryJob(job) {
   }
 }
 
-function jobActions(job, { onCancel, onRetry }) {
+function jobActions(job, { onCancel, onRetry }, items) {
   const label = `${kindLabel(job.kind)} job ${shortId(job.id)}`;
   return [
     canCancel(job) && !job.cancel_requested
       ? h("button", { type: "button", class: "small danger", "aria-label": `Cancel ${label}`, onclick: () => onCancel(job) }, "Cancel")
       : null,
-    canRetry(job) ? h("button", { type: "button", class: "small", "aria-label": `Retry ${label}`, onclick: () => onRetry(job) }, "Retry") : null,
+    canRetry(job, items) ? h("button", { type: "button", class: "small", "aria-label": `Retry ${label}`, onclick: () => onRetry(job) }, "Retry") : null,
   ].filter(Boolean);
 }
 
@@ -184,26 +201,26 @@ async function renderList(main, ctx) {
     "select",
     { name: "status", onchange: () => setFilter(select.value) },
     h("option", { value: "" }, "All statuses"),
-    STATUSES.map((s) => h("option", { value: s, selected: s === filter }, s)),
+    STATUSES.map((s) => h("option", { value: s, selected: s === filter }, jobWord(s))),
   );
   const count = h("p", { class: "muted jobs-count" });
   const live = h("p", { class: "live-state", "data-state": "connecting" }, "Connecting…");
   const announcer = h("p", { class: "admin-sr", role: "status", "aria-live": "polite" });
 
   function draw() {
-    const shown = [...jobs.values()].filter((j) => !filter || j.status === filter).sort((a, b) => b.created_at - a.created_at);
+    const shown = [...jobs.values()].filter((j) => matches(j, filter)).sort((a, b) => b.created_at - a.created_at);
     const want = shown.map((j) => rows.get(j.id).tr);
     // reorder only when needed: moving a row that holds focus would drop it
     const current = [...tbody.children].filter((tr) => tr !== empty);
     if (current.length !== want.length || current.some((tr, i) => tr !== want[i])) replace(tbody, want);
     if (!shown.length) {
-      empty.firstChild.textContent = filter ? `No ${filter} jobs.` : "No jobs yet.";
+      empty.firstChild.textContent = !filter ? "No jobs yet." : filter === "failures" ? "No jobs with failures." : `No ${jobWord(filter)} jobs.`;
       tbody.append(empty);
     }
-    const counts = STATUSES.map((s) => [s, [...jobs.values()].filter((j) => j.status === s).length]);
+    const counts = STATUSES.map((s) => [s, [...jobs.values()].filter((j) => matches(j, s)).length]);
     for (const option of select.options) {
       const n = option.value ? counts.find(([s]) => s === option.value)[1] : jobs.size;
-      option.textContent = `${option.value || "All statuses"} (${fmtNumber(n)})`;
+      option.textContent = `${option.value ? jobWord(option.value) : "All statuses"} (${fmtNumber(n)})`;
     }
     count.textContent = `${fmtNumber(shown.length)} ${shown.length === 1 ? "job" : "jobs"} shown`;
   }
@@ -213,7 +230,7 @@ async function renderList(main, ctx) {
     if (known && known.updated_at > job.updated_at) return; // an older event after a reconnect
     const merged = { ...known, ...job };
     if (known && announce && known.status !== merged.status) {
-      announcer.textContent = `${kindLabel(merged.kind)} job ${shortId(merged.id)} ${merged.status}.`;
+      announcer.textContent = `${kindLabel(merged.kind)} job ${shortId(merged.id)} ${jobWord(merged.status)}.`;
     }
     jobs.set(job.id, merged);
     if (merged.dataset_id && !(merged.dataset_id in names)) renameLater();
@@ -387,6 +404,7 @@ async function renderJob(main, ctx, jobId) {
   const summaryBox = h("div", { class: "job-summary-box" });
   const actions = h("div", { class: "actions job-page-actions" });
   const announcer = h("p", { class: "admin-sr", role: "status", "aria-live": "polite" });
+  const retryNote = h("p", { class: "muted retry-note", hidden: true });
   const onlyFailed = h("input", { type: "checkbox", name: "only-failed" });
   const search = h("input", { type: "search", name: "item-filter", autocomplete: "off", placeholder: "File name, stage, error code…" });
   const table = dataTable(itemColumns(job, files), [], { caption: "Items of this job", empty: "No items yet." });
@@ -423,14 +441,17 @@ async function renderJob(main, ctx, jobId) {
     if (nextItems) items = nextItems;
     replace(title, `${kindLabel(job.kind)} job `, h("code", {}, shortId(job.id)));
     replace(summaryBox, summary(job, names));
-    const key = `${canCancel(job) && !job.cancel_requested}|${canRetry(job)}`;
+    const key = `${canCancel(job) && !job.cancel_requested}|${canRetry(job, items)}`;
     if (session.can_write && key !== actionsKey) {
       actionsKey = key;
-      replace(actions, jobActions(job, handlers));
+      replace(actions, jobActions(job, handlers, items));
     }
+    const skipped = isFinished(job) && job.kind !== "sync" && !canRetry(job, items) ? permanentCodes(items) : "";
+    retryNote.hidden = !skipped;
+    retryNote.textContent = skipped ? `Nothing to retry: these failed files would fail the same way again (${skipped}). Fix them and upload them again.` : "";
     if (job.status !== lastStatus) {
       lastStatus = job.status;
-      announcer.textContent = `Job ${job.status}: ${fmtNumber(job.done)} done, ${fmtNumber(job.failed)} failed.`;
+      announcer.textContent = `Job ${jobWord(job.status)}: ${fmtNumber(job.done)} done, ${fmtNumber(job.failed)} failed.`;
     }
     drawItems();
   };
@@ -440,6 +461,7 @@ async function renderJob(main, ctx, jobId) {
     h("div", { class: "admin-head" }, title, actions),
     h("p", { class: "muted mono job-id" }, job.id),
     summaryBox,
+    retryNote,
     h("h2", {}, "Items"),
     h(
       "div",

@@ -4,6 +4,7 @@
 
 import { api, ApiError } from "../api.js";
 import { badge, field, fmtNumber, h, replace } from "../dom.js";
+import { jobBadge } from "../datasets/status.js";
 
 const MASK = "***";
 const dash = (v) => (v === null || v === undefined || v === "" ? "–" : v);
@@ -71,7 +72,7 @@ function countsSection(counts, service) {
     ? h(
         "ul",
         { class: "job-counts" },
-        Object.entries(jobs).map(([status, n]) => h("li", {}, h("a", { href: `#/jobs?status=${encodeURIComponent(status)}` }, badge(status)), ` ${fmtNumber(n)}`)),
+        Object.entries(jobs).map(([status, n]) => h("li", {}, h("a", { href: `#/jobs?status=${encodeURIComponent(status)}` }, jobBadge(status)), ` ${fmtNumber(n)}`)),
       )
     : h("p", { class: "muted" }, "–");
   const jobTotal = jobs ? Object.values(jobs).reduce((a, b) => a + b, 0) : null;
