@@ -119,6 +119,8 @@ def test_a_partly_failed_job_says_so_in_the_list_filters_page_and_system_counts(
     # first event, which carries no errors)
     playwright_sync.expect(row).to_contain_text(code)
     assert row.get_by_role("button", name=re.compile("^Cancel")).count() == 0
+    # its one failure is permanent (the stream's errors say so): no Retry in the list either
+    playwright_sync.expect(row.get_by_role("button", name=re.compile("^Retry"))).to_have_count(0)
     status = page.get_by_label("Status")
     for choice, shown in (("succeeded", False), ("failed", False), ("partial", True), ("failures", True)):
         status.select_option(choice)

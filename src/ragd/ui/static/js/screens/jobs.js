@@ -24,8 +24,11 @@ const kindLabel = (kind) => ({ ingest: "Ingest", reindex: "Re-index", sync: "Syn
 const canCancel = (job) => job.status === "queued" || job.status === "running";
 const canRetry = (job, items) => {
   if (!isFinished(job) || (job.status === "succeeded" && !job.failed)) return false;
-  if (!items || job.kind === "sync") return true; // the server decides (409 when nothing can succeed again)
-  return items.some((i) => (i.stage === "failed" && !(i.error && i.error.permanent)) || !["done", "unchanged", "deleted", "failed"].includes(i.stage));
+  if (job.kind === "sync") return true; // a sync reads its source again
+  // the list has no items, but the stream's `errors` are every failed item when there are few
+  const known = items || (Array.isArray(job.errors) && job.errors.length === job.failed && job.done + job.failed === job.total ? job.errors.map((error) => ({ stage: "failed", error })) : null);
+  if (!known) return true; // the server decides (409 when nothing can succeed again)
+  return known.some((i) => (i.stage === "failed" && !(i.error && i.error.permanent)) || !["done", "unchanged", "deleted", "failed"].includes(i.stage));
 };
 
 /** The failed items a retry would skip, by code: "3 UNSUPPORTED_TYPE, 2 EMPTY_DOCUMENT". */
