@@ -67,7 +67,12 @@ def test_serves_ingests_searches_and_stops_cleanly(env: dict[str, str], tmp_path
             timeout=60,
         )
         assert "glass room" in r.json()["documents"][0][0]
-        # the CLI on the same data dir must fail clearly, and leave the server's index alone
+        # a CLI finds this server by its record and goes through it (tests/test_cli_server.py); one
+        # that cannot (the record gone: an older ragd holds the index) must fail clearly, and leave
+        # the server's index alone
+        record = tmp_path / "data" / "ragd.server.json"
+        assert json.loads(record.read_text())["url"] == url
+        record.unlink()
         note = tmp_path / "cli.md"
         note.write_text("# CLI\nWritten by the command line while the server runs.\n")
         for args in (["search", "review", "-c", "kb"], ["ingest", str(note), "-c", "kb"]):

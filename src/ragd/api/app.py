@@ -33,6 +33,7 @@ from ragd.api.routes import (
     models,
     search,
     sources,
+    stats,
     system,
     tenants,
     ui,
@@ -125,6 +126,7 @@ def create_app(
         tenants.router,
         loader.router,
         system.router,
+        stats.router,
     ):
         app.include_router(router)
     if model_endpoints:

@@ -258,13 +258,13 @@ def timings_out(milliseconds: dict[str, float], total_ms: float) -> dict[str, fl
 
 
 def hit_out(hit: Hit, dataset_of: dict[str, str], *, explain: bool = False) -> dict[str, Any]:
-    """A search hit; ``explain``: with its point ``id`` and raw component ``scores`` too."""
+    """A search hit; ``explain``: with its point ``id``, raw component ``scores`` and stored ``meta`` too."""
     meta = ChunkMeta.parse(hit.meta)
     explained: dict[str, Any] = {}
     if explain:
         s = hit.scores
         scores = {"dense": s.dense, "sparse": s.sparse, "fused": s.fused, "rerank": s.rerank}
-        explained = {"id": hit.id, "scores": scores}
+        explained = {"id": hit.id, "scores": scores, "meta": dict(hit.meta)}
     return explained | {
         "content": hit.content,
         "score": hit.score,

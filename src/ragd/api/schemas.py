@@ -176,6 +176,7 @@ class IngestJson(BaseModel):
     collection_type: str = Field("file", max_length=64)
     user_id: str = Field(min_length=1, max_length=256)
     overwrite: bool = True
+    force: bool = Field(False, description="re-index even when the file's bytes are unchanged")
     s3_bucket: str | None = Field(None, max_length=255)
     s3_key: str | None = Field(None, max_length=1024)
 
@@ -208,6 +209,7 @@ class IngestForm(BaseModel):
     collection_type: str = "file"
     user_id: str
     overwrite: str = Field("true", description="true/1/yes/y or false/0/no/n")
+    force: str = Field("false", description="true: re-index even when the file's bytes are unchanged")
 
 
 class ExtractForm(BaseModel):

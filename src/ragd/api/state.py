@@ -33,6 +33,10 @@ class AppState:
     _task: asyncio.Task[None] | None = None
     #: called once when start-up fails for good (``ragd serve`` stops the server and exits non-zero)
     on_fatal: Callable[[BaseException], None] | None = None
+    #: called once the services are up, the index open (``ragd serve`` records its address then),
+    #: and ``on_stopping`` once a stop begins, before the index is closed
+    on_ready: Callable[[], None] | None = None
+    on_stopping: Callable[[], None] | None = None
 
     def ready_services(self) -> Services:
         if self.services is None:
@@ -49,7 +53,13 @@ class AppState:
             async with factory(self.settings, self.metrics) as services:
                 self.services = services
                 log.info("ragd is ready")
-                await self._stop.wait()
+                if self.on_ready is not None:
+                    self.on_ready()
+                try:
+                    await self._stop.wait()
+                finally:
+                    if self.on_stopping is not None:
+                        self.on_stopping()
         except Exception as exc:
             self.startup_error = exc
             log.error("ragd failed to start: %s", exc, exc_info=exc)

@@ -254,6 +254,15 @@ async def build_objects(settings: Settings) -> tuple[ObjectStore | None, Missing
         return None, exc
 
 
+def index_in_use(settings: Settings) -> bool:
+    """Whether another process holds this embedded index open (a Qdrant server's never is)."""
+    if settings.store.backend != "edge":
+        return False
+    from ragd.store.edge_store import EdgeStore
+
+    return EdgeStore.from_settings(settings.store, settings.data_dir).held_elsewhere()
+
+
 def build_store(settings: Settings) -> VectorStore:
     if settings.store.backend == "edge":
         from ragd.store.edge_store import EdgeStore

@@ -20,19 +20,23 @@ from rich.markup import escape
 
 from ragd.bootstrap import Services, open_services
 from ragd.cli import render
+from ragd.cli.held import refuse_if_served, run_remote, via_server
 from ragd.cli.kb import jobs_app, keys_app, tenants_app
 from ragd.cli.progress import RateProgress
+from ragd.cli.remote import RemoteIndex, ingest_many
 from ragd.cli.runner import console, err_console, load_settings, run_or_exit
+from ragd.cli.server_record import ServerRecord, remove_record, server_url, write_record
 from ragd.errors import Conflict, RagError
 from ragd.evaluation.beir import load_dataset
 from ragd.evaluation.runner import evaluate_mode, index_dataset
 from ragd.ingest.batch import ingest_files
+from ragd.ingest.inventory import Inventory, inventory
 from ragd.ingest.removal import RemovedFile, prune_missing, remove_collection, remove_file
 from ragd.ingest.sources import collect
 from ragd.observe.logging import configure_logging
 from ragd.retrieve.pipeline import PipelineRequest
 from ragd.settings import Settings
-from ragd.types import IngestReport, IngestStatus, PointFilter, SearchKnobs, SearchMode
+from ragd.types import Hit, IndexManifest, IngestReport, IngestStatus, SearchKnobs, SearchMode
 
 app = typer.Typer(
     name="ragd",
@@ -65,10 +69,30 @@ def _run(settings: Settings, job: Callable[[Services], Awaitable[T]]) -> T:
     _configure_logging(settings, quiet=True)
 
     async def main() -> T:
+        refuse_if_served(settings)  # say which server holds the index, before loading any model
         async with open_services(settings) as services:
             return await job(services)
 
     return run_or_exit(main)
+
+
+def _remote(settings: Settings, record: ServerRecord, job: Callable[[RemoteIndex], Awaitable[T]]) -> T:
+    _configure_logging(settings, quiet=True)
+    return run_remote(settings, record, job)
+
+
+#: files uploaded at once when ``ragd ingest`` goes through a server (it bounds its own extraction)
+REMOTE_UPLOADS = 4
+
+
+def _on_done(bar: RateProgress) -> Callable[[IngestReport], None]:
+    def done(report: IngestReport) -> None:
+        bar.advance(
+            chunks=report.chunks if report.status is IngestStatus.INDEXED else 0,
+            failed=report.status is IngestStatus.FAILED,
+        )
+
+    return done
 
 
 @app.command()
@@ -94,16 +118,20 @@ def ingest(
         raise typer.Exit(2) from exc
     folders = [path for path in paths if path.is_dir()] if prune else []
 
+    async def through(remote: RemoteIndex) -> list[IngestReport]:
+        started = time.perf_counter()
+        with RateProgress(console, f"Indexing into {name}", len(files)) as bar:
+            reports = await ingest_many(
+                remote, files, name, force=force, concurrency=REMOTE_UPLOADS, on_done=_on_done(bar)
+            )
+        render.ingest_summary(console, [*unlisted, *reports], time.perf_counter() - started)
+        if folders:
+            render.not_pruned(console, remote.url)
+        return [*unlisted, *reports]
+
     async def job(services: Services) -> list[IngestReport]:
         started = time.perf_counter()
         with RateProgress(console, f"Indexing into {name}", len(files)) as bar:
-
-            def done(report: IngestReport) -> None:
-                bar.advance(
-                    chunks=report.chunks if report.status is IngestStatus.INDEXED else 0,
-                    failed=report.status is IngestStatus.FAILED,
-                )
-
             reports = await ingest_files(
                 services.ingestor,
                 services.store,
@@ -111,7 +139,7 @@ def ingest(
                 name,
                 concurrency=settings.ingest_concurrency,
                 force=force,
-                on_done=done,
+                on_done=_on_done(bar),
             )
         removed: list[RemovedFile] = []
         if folders and not unlisted:  # a folder listed in part would look emptier than it is
@@ -122,7 +150,8 @@ def ingest(
             render.pruned(console, removed, skipped=bool(unlisted))
         return reports
 
-    reports = _run(settings, job)
+    record = via_server(settings)
+    reports = _remote(settings, record, through) if record else _run(settings, job)
     if any(r.status is IngestStatus.FAILED for r in reports):
         raise typer.Exit(1)
 
@@ -182,15 +211,19 @@ def search(
         rerank=None if rerank is None else rerank.lower(),
     )
 
-    async def job(services: Services) -> None:
+    async def job(services: Services) -> list[Hit]:
         request = PipelineRequest(collections=names, queries=(query,), k=k, mode=parsed, knobs=knobs)
-        hits = list((await services.pipeline.run(request)).hits)
-        if as_json:
-            sys.stdout.write(render.hits_json(hits) + "\n")
-        else:
-            render.hits(console, query, hits, explain=explain)
+        return list((await services.pipeline.run(request)).hits)
 
-    _run(settings, job)
+    async def through(remote: RemoteIndex) -> list[Hit]:
+        return await remote.search(query, names, k=k, mode=parsed, knobs=knobs)
+
+    record = via_server(settings)
+    hits = _remote(settings, record, through) if record else _run(settings, job)
+    if as_json:
+        sys.stdout.write(render.hits_json(hits) + "\n")
+    else:
+        render.hits(console, query, hits, explain=explain)
 
 
 @app.command("mcp")
@@ -273,18 +306,12 @@ def stats(data_dir: DataDir = None) -> None:
     """Collections, files and chunks in the index, and its manifest."""
     settings = load_settings(data_dir)
 
-    async def job(services: Services) -> None:
-        store = services.store
-        collections = await store.facet("meta.collection_name", PointFilter(), limit=100_000)
-        files = {
-            name: len(
-                await store.facet("meta.file_id", PointFilter(collection_names=(name,)), limit=1_000_000)
-            )
-            for name in collections
-        }
-        render.stats(console, services.manifest, collections, files, await store.count(PointFilter()))
+    async def job(services: Services) -> tuple[IndexManifest, Inventory]:
+        return services.manifest, await inventory(services.store)
 
-    _run(settings, job)
+    record = via_server(settings)
+    manifest, held = _remote(settings, record, RemoteIndex.stats) if record else _run(settings, job)
+    render.stats(console, manifest, dict(held.chunks), dict(held.files), held.total)
 
 
 @app.command("rm")
@@ -390,6 +417,13 @@ def _require_port(host: str, port: int) -> str:
     return shown
 
 
+def _record(settings: Settings, url: str) -> None:
+    try:
+        write_record(settings.data_dir, url)
+    except OSError as exc:  # the CLI then says STORE_LOCKED, as before: not worth stopping for
+        logging.getLogger("ragd.api").warning("cannot record the server address in the data dir: %s", exc)
+
+
 def _serve_app(api: Any, settings: Settings) -> None:
     """Serve ``api`` (a ragd FastAPI app) until stopped; exit 2 when its services failed to start."""
     import uvicorn
@@ -403,7 +437,13 @@ def _serve_app(api: Any, settings: Settings) -> None:
     runner = uvicorn.Server(uvicorn.Config(api, host=server.host, port=server.port, log_config=None))
     state = api.state.ragd
     state.on_fatal = lambda _exc: setattr(runner, "should_exit", True)  # stop serving: nothing can work
-    runner.run()
+    # once the index is open, say where this server listens, for the CLI (ragd.cli.held)
+    state.on_ready = lambda: _record(settings, server_url(server.host, server.port))
+    state.on_stopping = lambda: remove_record(settings.data_dir)
+    try:
+        runner.run()
+    finally:
+        remove_record(settings.data_dir)
     if state.startup_error is not None:
         error = state.startup_error
         code = error.code if isinstance(error, RagError) else type(error).__name__

@@ -99,6 +99,15 @@ def pruned(console: Console, removed: Sequence[RemovedFile], *, skipped: bool) -
         console.print(f"  - {escape(file.source)} ({_chunks(file.chunks)})", highlight=False)
 
 
+def not_pruned(console: Console, url: str) -> None:
+    """``ragd ingest`` went through a server: files gone from the folder stay until a local ingest."""
+    console.print(
+        f"[yellow]0 removed[/yellow]: through the server at {escape(url)} files gone from the folder "
+        "are not removed (run the ingest again with the server stopped)",
+        highlight=False,
+    )
+
+
 def _chunks(n: int) -> str:
     return f"{n} chunk" if n == 1 else f"{n} chunks"
 

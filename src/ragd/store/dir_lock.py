@@ -52,6 +52,22 @@ class DirLock:
         self._fd = fd
         log.debug("locked %s", self.path)
 
+    def held_elsewhere(self) -> bool:
+        """Whether another open of the lock file holds it now (a probe: nothing is created or kept)."""
+        if self._fd is not None:
+            return False
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # closing drops a lock the probe took
+        return False
+
     def release(self) -> None:
         if self._fd is None:
             return

@@ -118,6 +118,10 @@ class EdgeStore:
             min_free_bytes=settings.min_free_mb * 1024 * 1024,
         )
 
+    def held_elsewhere(self) -> bool:
+        """Whether another process has this index open (its lock is taken); nothing is opened."""
+        return self._lock.held_elsewhere()
+
     def _check_space(self, what: str) -> None:
         """Refuse to write when the disk is nearly full: the engine's files are memory-mapped, and a
         write into a mapping the disk cannot back kills the process (SIGBUS) instead of failing."""

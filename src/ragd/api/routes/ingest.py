@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from pydantic import ValidationError
 
 from ragd.api.auth import Authorized
@@ -36,9 +36,11 @@ MAX_JSON_BYTES = 64 * 1024
 _TRUE = frozenset({"true", "1", "yes", "y"})
 _FALSE = frozenset({"false", "0", "no", "n"})
 _REQUIRED = ("file_id", "filename", "collection_name", "user_id")
+#: the response header saying whether the file was indexed or found unchanged (the body is the contract's)
+STATUS_HEADER = "X-Ragd-Ingest-Status"
 
 
-def form_bool(value: str | None, *, default: bool = True) -> bool:
+def form_bool(value: str | None, *, default: bool = True, name: str = "overwrite") -> bool:
     """The reference's strict boolean: true/1/yes/y, false/0/no/n, any case; else 400."""
     if value is None:
         return default
@@ -47,7 +49,7 @@ def form_bool(value: str | None, *, default: bool = True) -> bool:
         return True
     if text in _FALSE:
         return False
-    raise InvalidRequest(f"overwrite must be true or false, got {value[:40]!r}")
+    raise InvalidRequest(f"{name} must be true or false, got {value[:40]!r}")
 
 
 def check_binding(collection_name: str, file_id: str, user_id: str) -> None:
@@ -88,6 +90,7 @@ def form_fields(form: Form) -> tuple[IngestJson, Path]:
         if not values[name]:
             raise InvalidRequest(f"multipart request missing required field {name!r}")
     overwrite = form_bool(form.fields.get("overwrite"))
+    force = form_bool(form.fields.get("force"), default=False, name="force")
     spec = IngestJson.model_construct(
         file_id=values["file_id"],
         filename=values["filename"],
@@ -95,6 +98,7 @@ def form_fields(form: Form) -> tuple[IngestJson, Path]:
         collection_type=values["collection_type"] or "file",
         user_id=values["user_id"],
         overwrite=overwrite,
+        force=force,
     )
     return spec, upload.path
 
@@ -119,7 +123,7 @@ async def run_ingest(svc: Services, spec: IngestJson, path: Path) -> Outcome:
         existing = await svc.ingestor.count(spec.file_id, spec.collection_name)
         if existing:
             return Outcome(IngestStatus.UNCHANGED, existing)
-    return await svc.ingestor.ingest(Blob(name=spec.filename, path=path), ref)
+    return await svc.ingestor.ingest(Blob(name=spec.filename, path=path), ref, force=spec.force)
 
 
 @router.put(
@@ -130,6 +134,7 @@ async def run_ingest(svc: Services, spec: IngestJson, path: Path) -> Outcome:
 )
 async def ingest(
     request: Request,
+    response: Response,
     svc: Annotated[Services, Depends(services)],
     m: Annotated[Metrics, Depends(metrics)],
 ) -> IngestOk:
@@ -145,6 +150,7 @@ async def ingest(
     m.ingest_chunks.observe(outcome.chunks)
     m.ingest_bytes.observe(size)
     log.info("ingested file_id=%s chunks=%d status=%s", spec.file_id, outcome.chunks, outcome.status.value)
+    response.headers[STATUS_HEADER] = outcome.status.value  # indexed or unchanged (ragd ingest reads it)
     return IngestOk(collection_name=spec.collection_name, chunks_count=outcome.chunks)
 
 
