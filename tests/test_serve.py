@@ -154,6 +154,9 @@ def test_the_demo_serves_its_docs_as_a_dataset_in_the_ui(env: dict[str, str], tm
         assert dataset["files_by_status"] == {"indexed": dataset["files"]}
         files = httpx.get(f"{url}/api/v1/datasets/{dataset['id']}/files").json()["files"]
         assert {Path(f["name"]).suffix for f in files} == {".md"}  # the docs, not their screenshots
+        collections = httpx.get(f"{url}/api/v1/collections").json()["collections"]
+        assert [c["dataset_id"] for c in collections] == [dataset["id"]], "the docs are embedded once"
+        assert "Indexing ragd's docs into the dataset 'ragd docs'" in log_path.read_text()
         found = httpx.post(
             f"{url}/api/v1/search", json={"query": "How do I run the tests?"}, timeout=60
         ).json()
@@ -167,6 +170,7 @@ def test_the_demo_serves_its_docs_as_a_dataset_in_the_ui(env: dict[str, str], tm
     out, _ = second.communicate(timeout=300)
     assert second.returncode == 0, out
     assert "Open http" not in out
+    assert "is indexed already" in out
 
 
 def test_a_taken_port_is_a_clear_error(env: dict[str, str]) -> None:

@@ -375,6 +375,7 @@ def serve(
     from ragd.api.app import create_app
 
     settings = _bound(load_settings(data_dir), host, port)
+    _require_port(settings.server.host, settings.server.port, "serve")
     _configure_logging(settings)
     _serve_app(create_app(settings), settings)
 
@@ -405,16 +406,32 @@ def _can_listen(host: str, port: int) -> bool:
     return True
 
 
-def _require_port(host: str, port: int) -> str:
-    """``host`` as it is shown in a URL; exit 2 with ADDRESS_IN_USE when ``host:port`` is taken."""
+def _require_port(host: str, port: int, command: str = "serve") -> str:
+    """``host`` as it is shown in a URL; exit 2 with ADDRESS_IN_USE when ``host:port`` is taken,
+    saying how ``ragd <command>`` takes another port."""
     shown = f"[{host}]" if ":" in host else host
     if not _can_listen(host, port):
         err_console.print(
             f"[red]error[/red] ADDRESS_IN_USE: {escape(shown)}:{port} is taken by another process "
-            "(another ragd?): stop it, or choose another port with --port or RAGD_SERVER__PORT"
+            f"(another ragd?): stop it, or choose another port: {escape(_another_port(host, port, command))}",
+            highlight=False,
         )
         raise typer.Exit(2)
     return shown
+
+
+def _another_port(host: str, port: int, command: str) -> str:
+    """How ``ragd <command>`` (serve, proxy, demo) takes another port: a free one, by its
+    ``--port`` or by ``RAGD_SERVER__PORT``."""
+    free = next((p for p in range(port + 1, min(port + 100, 65536)) if _can_listen(host, p)), port + 1)
+    if command == "demo":
+        return (
+            f"ragd demo --serve --port {free}, or RAGD_SERVER__PORT={free} ragd demo --serve "
+            f"(from a checkout: python3 dev.py demo --port {free})"
+        )
+    if command == "proxy":
+        return f"add --port {free} to ragd proxy, or set RAGD_SERVER__PORT={free}"
+    return f"ragd {command} --port {free}, or RAGD_SERVER__PORT={free} ragd {command}"
 
 
 def _record(settings: Settings, url: str) -> None:
@@ -492,6 +509,7 @@ def proxy(
     except ValidationError as exc:
         message = f"{name!r} is not a collection name: 1-128 of A-Z a-z 0-9 _ -"
         raise typer.BadParameter(message, param_hint="--collection") from exc
+    _require_port(settings.server.host, settings.server.port, "proxy")
     _configure_logging(settings)
     folder = FolderProxy(folder=docs_folder, collection=name, ignore=tuple(ignore or ()))
     _serve_app(create_proxy_app(settings, folder), settings)
@@ -508,56 +526,46 @@ def demo(
             help="then serve the web UI on loopback, with the docs as a dataset of a 'demo' tenant",
         ),
     ] = False,
+    host: Annotated[
+        str | None, typer.Option(help="--serve: bind address (default: RAGD_SERVER__HOST)")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="--serve: port (default: RAGD_SERVER__PORT, 8000)")] = None,
 ) -> None:
-    """Index ragd's own documentation and answer a search about it (then, with --serve, open the web UI)."""
+    """Index ragd's own documentation into the dataset "ragd docs" (tenant "demo") and answer a
+    search about it; with --serve, then serve the web UI over the same index."""
+    from ragd.cli.demo import index_docs
+
     docs = Path(__file__).resolve().parents[3] / "docs"
     readme = docs.parent / "README.md"
     if not docs.is_dir():
         err_console.print("[red]error[/red] NOT_FOUND: the demo corpus (the repository's docs/) is not here")
         raise typer.Exit(2)
+    if not serve_ui and (host is not None or port is not None):
+        raise typer.BadParameter("--host and --port say where to serve: give --serve too")
     settings = load_settings(data_dir)
+    shown = ""
     if serve_ui:  # say so before minutes of indexing, not after
-        _require_port(settings.server.host, settings.server.port)
+        settings = _bound(settings, host, port)
+        shown = _require_port(settings.server.host, settings.server.port, "demo")
     # the docs' text; not the UI screenshots under docs/ui/ (pictures of the demo itself)
-    files = [f for f in collect([docs, readme] if readme.is_file() else [docs]) if f.path.suffix == ".md"]
+    found = collect([docs, readme] if readme.is_file() else [docs])
+    files = [f.path for f in found if f.path.suffix == ".md"]
 
     async def job(services: Services) -> None:
-        started = time.perf_counter()
-        with RateProgress(console, "Indexing ragd's docs", len(files)) as bar:
-            reports = await ingest_files(
-                services.ingestor,
-                services.store,
-                files,
-                "ragd-docs",
-                on_done=lambda r: bar.advance(chunks=r.chunks, failed=r.status is IngestStatus.FAILED),
-            )
-        render.ingest_summary(console, reports, time.perf_counter() - started)
-        request = PipelineRequest(collections=("ragd-docs",), queries=(question,), k=3)
+        collection = await index_docs(services, files, console)
+        request = PipelineRequest(collections=(collection,), queries=(question,), k=3)
         hits = list((await services.pipeline.run(request)).hits)
         console.print()
         render.hits(console, question, hits, explain=True)
-        if serve_ui:
-            from ragd.kb.seed import seed_dataset
-
-            seeded = await seed_dataset(
-                services.knowledge(),
-                [f.path for f in files],
-                tenant="demo",
-                dataset="ragd docs",
-                description="ragd's own documentation (ragd demo)",
-            )
-            if seeded.job is not None:
-                console.print(f"Queued {len(files)} files into the dataset 'ragd docs' (tenant 'demo').")
 
     _run(settings, job)
     if serve_ui:
         from ragd.api.app import create_app
 
-        bound = _bound(settings, None, None)
-        url = f"http://{bound.server.host}:{bound.server.port}/ui/"
+        url = f"http://{shown}:{settings.server.port}/ui/"
         console.print(f"\n[bold]Open {url}[/bold] (the web UI; Ctrl+C stops the server)")
-        _configure_logging(bound)
-        _serve_app(create_app(bound), bound)
+        _configure_logging(settings)
+        _serve_app(create_app(settings), settings)
 
 
 app.add_typer(tenants_app, name="tenants")

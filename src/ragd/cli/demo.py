@@ -1,0 +1,76 @@
+"""``ragd demo``: ragd's own docs indexed once, into the dataset the web UI then shows.
+
+The docs go into the dataset "ragd docs" of a tenant "demo" (:func:`ragd.kb.seed.seed_dataset`,
+the first time only), indexed here by a job worker of this process with a progress bar; the
+search is answered from that dataset's collection, and ``--serve`` serves the same index.  Each
+chunk is embedded once: there is no second collection of the same files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from contextlib import suppress
+from pathlib import Path
+
+from rich.console import Console
+
+from ragd.bootstrap import Services
+from ragd.cli.progress import RateProgress
+from ragd.errors import RagError
+from ragd.kb.datasets import collection_name_for
+from ragd.kb.seed import seed_dataset
+from ragd.kb.worker import Worker
+from ragd.kb_types import Dataset, Job
+
+TENANT, DATASET = "demo", "ragd docs"
+POLL_S = 0.25
+
+
+async def index_docs(services: Services, files: Sequence[Path], console: Console) -> str:
+    """The docs' dataset, its files indexed (the first time); its collection's name."""
+    ctx = services.knowledge()
+    seeded = await seed_dataset(
+        ctx, files, tenant=TENANT, dataset=DATASET, description="ragd's own documentation (ragd demo)"
+    )
+    if seeded.job is not None:
+        started = time.perf_counter()
+        job = await _run_job(services, seeded.dataset, seeded.job, console)
+        console.print(
+            f"\n[bold]{job.done}[/bold] files indexed ({job.chunks} chunks), "
+            f"[{'red' if job.failed else 'green'}]{job.failed} failed[/] "
+            f"in {time.perf_counter() - started:.1f} s"
+        )
+        if job.done == 0:
+            raise RagError(f"the demo's indexing job ended {job.status.value} with no file indexed")
+    else:
+        console.print(f"The dataset {DATASET!r} (tenant {TENANT!r}) is indexed already.")
+    return collection_name_for(seeded.dataset.id)
+
+
+async def _run_job(services: Services, dataset: Dataset, queued: Job, console: Console) -> Job:
+    """Run a job worker here until ``queued`` has finished, following its counts."""
+    ctx = services.knowledge()
+    stop = asyncio.Event()
+    worker = asyncio.create_task(Worker(ctx, services.settings.worker).run(stop), name="ragd-demo-worker")
+    try:
+        label = f"Indexing ragd's docs into the dataset {dataset.name!r}"
+        with RateProgress(console, label, queued.total or 1) as bar:
+            while True:
+                job = await ctx.catalog.get_job(queued.id)
+                if job is None:
+                    raise RagError("the demo's indexing job is gone")
+                bar.update_to(
+                    done=job.done + job.failed, total=job.total, chunks=job.chunks, failed=job.failed
+                )
+                if job.status.finished:
+                    return job
+                if worker.done():
+                    worker.result()  # the worker stopped: say why
+                    raise RagError("the job worker stopped before the demo's job finished")
+                await asyncio.sleep(POLL_S)
+    finally:
+        stop.set()
+        with suppress(asyncio.CancelledError):
+            await worker
