@@ -155,6 +155,11 @@ def test_without_an_llm_the_screen_says_how_to_configure_one(page: Any, ui_serve
     assert "RAGD_LLM__MODEL" in text
     assert "restart" in text
     assert page.get_by_role("textbox", name="Message").count() == 0
+    assert "docs/chat.md" not in text  # a path the browser cannot open: a link instead
+    page.get_by_role("link", name="the System screen").click()
+    page.get_by_role("heading", name="System", level=1).wait_for()
+    page.get_by_label("Search settings").fill("chat.enabled")
+    page.locator("th.setting-key", has_text="chat.enabled").wait_for()
 
 
 def test_the_service_key_chats_over_a_collection_outside_datasets(

@@ -96,6 +96,11 @@ def test_create_edit_and_delete_a_dataset(
     form.get_by_label("Overlap").fill("20")
     form.get_by_label("Allowed roles").fill("reader, editor")
     form.get_by_role("button", name="Create").click()
+    # a new dataset opens at once, on its Upload tab (it is empty)
+    page.get_by_role("heading", name="field notes", level=1).wait_for()
+    page.get_by_role("tab", name="Upload", selected=True).wait_for()
+    assert page.url.endswith("?tab=upload")
+    page.get_by_role("navigation", name="Breadcrumb").get_by_role("link", name="Datasets").click()
     row = page.locator("table.datasets-table tbody tr").filter(
         has=page.get_by_role("link", name="field notes")
     )
@@ -135,19 +140,24 @@ def test_create_edit_and_delete_a_dataset(
 def test_chunking_is_locked_once_a_dataset_has_files(
     page: Any, ui_server: LiveServer, acme: dict[str, Any]
 ) -> None:
-    sign_in(page, ui_server.url, acme["keys"]["editor"].key)
+    editor = acme["keys"]["editor"]
+    sign_in(page, ui_server.url, editor.key)
     page.get_by_role("button", name="Edit harbour").click()
     form = page.locator("dialog.dataset-dialog")
     assert "Fixed now that the dataset has files" in form.inner_text()
-    form.get_by_label("Size").fill("500")
-    form.get_by_role("button", name="Save").click()
-    form.get_by_role("alert").filter(has_text="CONFLICT").wait_for()
-    form.get_by_role("button", name="Cancel").click()
+    # what the server would refuse is shown but not offered, and says why
+    for name in ("Strategy", "Size", "Overlap"):
+        control = form.get_by_label(name)
+        assert control.is_disabled(), name
+        assert control.get_attribute("aria-describedby") == "chunking-locked", name
+    assert form.get_by_label("Size").input_value() == "200"
+    form.get_by_role("button", name="Save").click()  # the rest still saves
     form.wait_for(state="detached")
-    assert (
-        acme["keys"]["editor"].ok("GET", f"/api/v1/datasets/{acme['dataset']['id']}")["chunking"]["size"]
-        == 200
-    )
+    path = f"/api/v1/datasets/{acme['dataset']['id']}"
+    assert editor.ok("GET", path)["chunking"]["size"] == 200
+    refused = editor.patch(path, json={"chunking": {"strategy": "recursive", "size": 500}})
+    assert refused.status_code == 409
+    assert refused.json()["detail"]["code"] == "CONFLICT"
 
 
 def test_a_reader_sees_no_buttons_that_change_anything(
@@ -285,6 +295,8 @@ def test_hostile_names_render_as_text(page: Any, ui_server: LiveServer, acme: di
     form = page.locator("dialog.dataset-dialog")
     form.get_by_label("Name").fill(HOSTILE_DATASET)
     form.get_by_role("button", name="Create").click()
+    page.get_by_role("heading", name=HOSTILE_DATASET, level=1).wait_for()
+    page.get_by_role("navigation", name="Breadcrumb").get_by_role("link", name="Datasets").click()
     link = page.get_by_role("link", name=HOSTILE_DATASET, exact=True)
     link.hover()
     page.get_by_text(HOSTILE_DATASET, exact=True).first.wait_for()
@@ -356,6 +368,8 @@ def test_the_service_key_picks_a_tenant_and_adds_a_folder_source(
     form.get_by_label("Name").fill("manuals")
     form.get_by_label("Tenant").select_option(label="acme-ui")
     form.get_by_role("button", name="Create").click()
+    page.get_by_role("heading", name="manuals", level=1).wait_for()
+    page.get_by_role("navigation", name="Breadcrumb").get_by_role("link", name="Datasets").click()
     row = page.locator("table.datasets-table tbody tr").filter(has=page.get_by_role("link", name="manuals"))
     assert "acme-ui" in row.locator("td[data-label=Tenant]").inner_text()
     made = next(d for d in service_api.ok("GET", "/api/v1/datasets")["datasets"] if d["name"] == "manuals")

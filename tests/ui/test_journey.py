@@ -62,12 +62,11 @@ def test_a_new_user_goes_from_sign_in_to_an_answer_and_back(
     form = page.get_by_role("dialog")
     form.get_by_label("Name").fill("court handbook")
     form.get_by_label("Description").fill("the bankruptcy handbook and friends")
-    form.get_by_role("button", name="Create").click()
-    page.get_by_role("link", name="court handbook", exact=True).click()
+    form.get_by_role("button", name="Create").click()  # opens the new dataset on its Upload tab
     page.get_by_role("heading", name="court handbook", level=1).wait_for()
 
     # upload three real files and watch them reach "indexed"
-    page.get_by_role("tab", name="Upload").click()
+    page.get_by_role("tab", name="Upload", selected=True).wait_for()
     page.locator("input[type=file]").set_input_files([str(p) for p in documents])
     page.locator(".upload-summary").filter(has_text=re.compile(r"Done: 3 of 3 files")).wait_for(
         timeout=120_000

@@ -4,7 +4,7 @@
 import { api, ApiError, stream } from "../api.js";
 import { chunkHref } from "../capabilities.js";
 import { badge, confirmDialog, dataTable, field, fmtBytes, fmtNumber, fmtTime, h, toast } from "../dom.js";
-import { errorHint, isFinished } from "./jobs.js";
+import { errorHelp, isFinished, splitHint } from "./jobs.js";
 
 const IN_PROGRESS = new Set(["queued", "indexing"]);
 
@@ -14,13 +14,13 @@ function describe(err) {
 
 function errorCell(f) {
   if (!f.error) return "–";
-  const hint = (f.error.message || "").includes("(") ? null : errorHint(f.error.code); // the server's message may carry its own
+  const [message] = splitHint(f.error.message || ""); // its hint once, long ones behind "More"
   return h(
     "div",
     { class: "file-error" },
     h("code", { class: "error-code" }, f.error.code),
-    f.error.message ? h("span", { class: "error-message" }, f.error.message) : null,
-    hint ? h("small", { class: "hint" }, hint) : null,
+    message ? h("span", { class: "error-message" }, message) : null,
+    errorHelp(f.error).hint,
   );
 }
 

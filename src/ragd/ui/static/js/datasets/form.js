@@ -56,7 +56,14 @@ export function datasetDialog({ existing, caps, tenants }) {
     const newTenant = tenant && !tenants.length ? h("input", { type: "text", name: "tenant_name", required: true, autocomplete: "off" }) : null;
     const error = h("p", { class: "error", role: "alert" });
     const save = h("button", { type: "submit", class: "primary" }, existing ? "Save" : "Create");
-    const lockHint = locked ? "Fixed now that the dataset has files: the server will refuse a change." : null;
+    const lockHint = locked
+      ? `Fixed now that the dataset has ${d.files === 1 ? "a file" : "files"}: the server refuses a change. Create a new dataset for other chunking, or delete its files first.`
+      : null;
+    if (locked) {
+      // what the server would refuse is not offered: shown, but not editable
+      for (const control of [strategy, size, overlap, embedding]) if (control) control.disabled = true;
+      for (const control of [strategy, size, overlap]) control.setAttribute("aria-describedby", "chunking-locked");
+    }
 
     const form = h(
       "form",
@@ -72,12 +79,12 @@ export function datasetDialog({ existing, caps, tenants }) {
       field("Allowed roles", roles, "Comma-separated. Empty: every key of the tenant may read it."),
       h(
         "fieldset",
-        { class: "chunking" },
+        { class: ["chunking", locked ? "locked" : null] },
         h("legend", {}, "Chunking"),
-        lockHint ? h("p", { class: "hint" }, lockHint) : null,
+        lockHint ? h("p", { class: "hint", id: "chunking-locked" }, lockHint) : null,
         h("div", { class: "form-row" }, field("Strategy", strategy), field("Size", size), field("Overlap", overlap)),
       ),
-      embedding ? field("Embedding model", embedding, lockHint || "The dense model its files are embedded with; fixed once it has files.") : null,
+      embedding ? field("Embedding model", embedding, locked ? "Fixed now that the dataset has files." : "The dense model its files are embedded with; fixed once it has files.") : null,
       reranker ? field("Reranker", reranker) : null,
       error,
       h("div", { class: "actions" }, save, h("button", { type: "button", onclick: () => dialog.close() }, "Cancel")),

@@ -2,7 +2,8 @@
 // GET /api/v1/jobs/{id}, and the words the dataset screens use for both.
 
 import { api, stream } from "../api.js";
-import { fmtDuration, fmtNumber } from "../dom.js";
+import { fmtNumber, h } from "../dom.js";
+import { fmtEta, fmtRate } from "./rate.js";
 
 const FINISHED = new Set(["succeeded", "failed", "cancelled"]);
 
@@ -15,7 +16,7 @@ const HINTS = {
   EXTRACTION_CRASHED: "the reader died on this file: save it again or split it",
   UNSUPPORTED_TYPE: "ragd cannot read this kind of file",
   FILE_TOO_LARGE: "over the server's size limit: split the file",
-  OCR_UNAVAILABLE: "scanned pages and no OCR engine on the server",
+  OCR_UNAVAILABLE: "an image or a scanned PDF, and no OCR engine on the server",
   FETCH_FAILED: "the page did not answer: its previous version stays indexed",
   CANCELLED: "the job was cancelled: re-index the file",
   WORKER_LOST: "the worker stopped: re-index the file",
@@ -28,6 +29,36 @@ export function errorHint(code) {
   return HINTS[code] || null;
 }
 
+const SHORT_HINT = 90; // a longer hint (the list of supported formats) waits behind "More"
+
+/**
+ * A file's or item's error as "CODE: message" and its hint, once: the server writes "message
+ * (hint)", so its hint is split off and shown apart; only without one is the UI's own (HINTS)
+ * used. A short hint is shown as is, a long one in a <details> ("More").
+ */
+export function errorHelp(error) {
+  const [message, own] = splitHint((error && error.message) || "");
+  const hint = own || errorHint(error && error.code);
+  const text = `${(error && error.code) || "FAILED"}${message ? `: ${message}` : ""}`;
+  if (!hint) return { text, hint: null };
+  const small = h("small", { class: "hint" }, hint);
+  return { text, hint: hint.length <= SHORT_HINT ? small : h("details", { class: "error-more" }, h("summary", {}, "More"), small) };
+}
+
+/** "message (hint)" → ["message", "hint"]; a message without a final parenthesis → [message, null]. */
+export function splitHint(message) {
+  const text = message.trim();
+  if (!text.endsWith(")")) return [text, null];
+  let depth = 0;
+  for (let i = text.length - 1; i > 0; i--) {
+    if (text[i] === ")") depth++;
+    else if (text[i] === "(" && --depth === 0) {
+      return text[i - 1] === " " && i > 1 ? [text.slice(0, i - 1).trim(), text.slice(i + 1, -1).trim()] : [text, null];
+    }
+  }
+  return [text, null];
+}
+
 export function isFinished(job) {
   // the server says so (`finished`, every status to come included); a job made up here, by its status
   return Boolean(job) && (typeof job.finished === "boolean" ? job.finished : FINISHED.has(job.status));
@@ -37,11 +68,12 @@ export function isFinished(job) {
 export function jobSummary(job) {
   if (!job) return "";
   const finished = (job.done || 0) + (job.failed || 0);
-  const parts = [`${fmtNumber(finished)} of ${fmtNumber(job.total)} ${job.kind === "sync" ? "items" : "files"}`];
+  const unit = job.kind === "sync" ? "items" : "files";
+  const parts = [`${fmtNumber(finished)} of ${fmtNumber(job.total)} ${unit}`];
   if (job.failed) parts.push(`${fmtNumber(job.failed)} failed`);
-  parts.push(`${fmtNumber(job.chunks)} chunks`);
-  if (job.rate_per_s) parts.push(`${job.rate_per_s.toFixed(job.rate_per_s < 10 ? 1 : 0)} /s`);
-  if (!isFinished(job) && job.eta_s !== null && job.eta_s !== undefined) parts.push(`about ${fmtDuration(job.eta_s)} left`);
+  parts.push(`${fmtNumber(job.chunks)} ${job.chunks === 1 ? "chunk" : "chunks"}`);
+  if (job.rate_per_s) parts.push(fmtRate(job.rate_per_s, unit));
+  if (!isFinished(job) && job.eta_s !== null && job.eta_s !== undefined) parts.push(fmtEta(job.eta_s));
   if (job.error) parts.push(`${job.error.code}: ${job.error.message}`);
   return parts.join(" · ");
 }

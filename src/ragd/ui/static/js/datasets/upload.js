@@ -1,11 +1,13 @@
 // The Upload tab: drop files (or choose them with the file input), send them in batches with
 // per-file byte progress, then follow each batch's job over SSE: stage per file, rate, ETA, and
-// how each file ended (indexed with its chunks, or failed with its code and hint).
+// how each file ended (indexed with its chunks, or failed with its code and hint). The rates are
+// moving ones (rate.js) and the summary is redrawn every second, so the ETA never freezes.
 
 import { ApiError, upload } from "../api.js";
-import { fmtBytes, fmtNumber, h } from "../dom.js";
 import { isFinished } from "./jobs.js";
-import { errorHint, followJob, jobSummary } from "./jobs.js";
+import { fmtBytes, fmtNumber, h } from "../dom.js";
+import { errorHelp, followJob, jobSummary } from "./jobs.js";
+import { fmtEta, fmtRate, movingRate } from "./rate.js";
 
 const BATCH_FILES = 20;
 const BATCH_BYTES = 20 * 1024 * 1024;
@@ -31,7 +33,7 @@ function batches(rows) {
 function fileRow(file) {
   const bar = h("progress", { max: Math.max(file.size, 1), value: 0, "aria-label": `Progress of ${file.name}` });
   const state = h("span", { class: "upload-state" }, "waiting");
-  const detail = h("small", { class: "upload-detail muted" });
+  const detail = h("div", { class: "upload-detail muted" });
   const el = h(
     "li",
     { class: "upload-row" },
@@ -39,42 +41,41 @@ function fileRow(file) {
     bar,
     h("div", { class: "upload-status" }, state, detail),
   );
-  const row = { file, el, fileId: null, finished: false };
-  row.set = (word, kind, text) => {
+  const row = { file, el, fileId: null, finished: false, sent: 0 };
+  row.set = (word, kind, text, extra) => {
     state.textContent = word;
     state.className = `upload-state state-${kind || word}`;
-    detail.textContent = text || "";
+    detail.replaceChildren(text || "", extra || "");
   };
   row.bytes = (sent) => {
+    row.sent = Math.max(row.sent, Math.min(sent, file.size));
     bar.max = Math.max(file.size, 1);
     bar.value = Math.min(sent, file.size);
     row.set(sent >= file.size ? "uploaded" : "uploading", "uploading", `${fmtBytes(Math.min(sent, file.size))} of ${fmtBytes(file.size)}`);
   };
-  row.stage = (item) => {
-    if (item.stage === "done" || item.stage === "unchanged") {
-      bar.max = 1;
   row.notIndexed = () => {
     // a failed file is not in search: no full bar for it
     if (bar.parentNode) bar.replaceWith(h("span", { class: "upload-not-indexed muted" }, "not indexed"));
   };
+  row.stage = (item) => {
+    if (item.stage === "done" || item.stage === "unchanged") {
+      bar.max = 1;
       bar.value = 1;
       row.finished = true;
       row.set("indexed", "indexed", item.stage === "unchanged" ? "unchanged" : `${fmtNumber(item.chunks)} ${item.chunks === 1 ? "chunk" : "chunks"}`);
     } else if (item.stage === "failed") {
       row.notIndexed();
       row.finished = true;
-      const code = (item.error && item.error.code) || "FAILED";
-      const message = (item.error && item.error.message) || "";
-      const hint = message.includes("(") ? null : errorHint(code); // the server's message may carry its own
-      row.set("failed", "failed", `${code}: ${message}${hint ? ` (${hint})` : ""}`);
+      const help = errorHelp(item.error);
+      row.set("failed", "failed", help.text, help.hint);
     } else {
       bar.removeAttribute("value"); // indeterminate while the server works on it
       row.set(item.stage, "working", item.stage === "pending" ? "queued" : "");
     }
   };
   row.fail = (message) => {
-    row.finished = true;
     row.notIndexed();
+    row.finished = true;
     row.set("failed", "failed", message);
   };
   return row;
@@ -86,9 +87,15 @@ export function uploadPanel(ctx, dataset, { onChange }) {
   const list = h("ol", { class: "upload-list", "aria-label": "Files being uploaded" });
   const overallBar = h("progress", { max: 1, value: 0, "aria-label": "Overall progress" });
   const overallText = h("p", { class: "upload-summary", role: "status", "aria-live": "polite" });
-  const overall = h("div", { class: "upload-overall", hidden: true }, overallBar, overallText);
+  // the pace changes every second: outside the live region, so a screen reader is not flooded
+  const overallPace = h("p", { class: "upload-pace muted" });
+  const overall = h("div", { class: "upload-overall", hidden: true }, overallBar, overallText, overallPace);
   const jobs = new Map(); // job id → latest job
   const rows = [];
+  const sentRate = movingRate(); // bytes sent, all files
+  const doneRate = movingRate(); // files finished (indexed or failed)
+  let ticker = null; // redraws the summary every second while anything is unfinished
+  signal.addEventListener("abort", () => clearInterval(ticker));
 
   if (!session.can_write) {
     return { el: h("p", { class: "muted" }, "Your key may read this dataset but not add files to it.") };
@@ -124,16 +131,42 @@ export function uploadPanel(ctx, dataset, { onChange }) {
     if (dropped.length) start(dropped);
   });
 
+  function uploadingText(uploading) {
+    const n = uploading.length;
+    const size = uploading.reduce((b, r) => b + r.file.size, 0);
+    const sent = uploading.reduce((b, r) => b + r.sent, 0);
+    const all = rows.reduce((b, r) => b + r.file.size, 0);
+    return {
+      text: `Uploading ${fmtNumber(n)} ${n === 1 ? "file" : "files"}`,
+      pace: [`${fmtBytes(sent)} of ${fmtBytes(size)} sent`, fmtRate(sentRate.rate(), "bytes"), fmtEta(sentRate.eta(all))],
+    };
+  }
+
+  function draw(text, pace) {
+    if (overallText.textContent !== text) overallText.textContent = text;
+    overallPace.textContent = pace.filter(Boolean).join(" · ");
+  }
+
   function showOverall() {
     overall.hidden = false;
     const all = [...jobs.values()];
-    const uploading = rows.filter((r) => !r.fileId && !r.finished).length;
+    const uploading = rows.filter((r) => !r.fileId && !r.finished);
     const total = all.reduce((n, j) => n + (j.total || 0), 0);
     const finished = all.reduce((n, j) => n + (j.done || 0) + (j.failed || 0), 0);
+    const finishedRows = rows.filter((r) => r.finished).length;
+    sentRate.add(rows.reduce((b, r) => b + r.sent, 0));
+    doneRate.add(finishedRows);
     overallBar.max = Math.max(rows.length, 1);
-    overallBar.value = rows.filter((r) => r.finished).length;
+    overallBar.value = finishedRows;
+    const busy = finishedRows < rows.length && !signal.aborted;
+    if (busy && !ticker) ticker = setInterval(showOverall, 1000);
+    if (!busy && ticker) {
+      clearInterval(ticker);
+      ticker = null;
+    }
     if (!all.length) {
-      overallText.textContent = `Uploading ${fmtNumber(uploading)} ${uploading === 1 ? "file" : "files"}…`;
+      const up = uploadingText(uploading);
+      draw(`${up.text}…`, up.pace);
       return;
     }
     const merged = {
@@ -143,11 +176,14 @@ export function uploadPanel(ctx, dataset, { onChange }) {
       done: all.reduce((n, j) => n + (j.done || 0), 0),
       failed: all.reduce((n, j) => n + (j.failed || 0), 0),
       chunks: all.reduce((n, j) => n + (j.chunks || 0), 0),
-      rate_per_s: all.reduce((n, j) => n + (["running"].includes(j.status) ? j.rate_per_s || 0 : 0), 0),
-      eta_s: Math.max(0, ...all.map((j) => j.eta_s || 0)) || null,
     };
-    const prefix = uploading ? `Uploading ${fmtNumber(uploading)} · ` : merged.status === "running" || finished < total ? "Indexing: " : "Done: ";
-    overallText.textContent = prefix + jobSummary(merged);
+    if (busy) merged.status = "running";
+    const up = uploading.length ? uploadingText(uploading) : null;
+    // done when every row has ended (whatever words the jobs' outcomes use)
+    const prefix = up ? `${up.text} · ` : busy || finished < total ? "Indexing: " : "Done: ";
+    // the pace is measured here over the last seconds, up to now: a stall lengthens the ETA
+    const indexing = busy ? [fmtRate(doneRate.rate(), "files"), fmtEta(doneRate.eta(rows.length))] : [];
+    draw(prefix + jobSummary(merged), up ? up.pace : indexing);
   }
 
   async function send(batch) {

@@ -19,7 +19,7 @@ export async function render(main, ctx) {
   replace(main, h("h1", {}, "Chat"));
   const enabled = caps && typeof caps.chat === "boolean" ? caps.chat : await chatRouteAnswers(signal);
   if (!enabled) {
-    main.append(notConfigured());
+    main.append(notConfigured(ctx.session));
     return;
   }
   const datasets = [
@@ -44,14 +44,18 @@ async function chatRouteAnswers(signal) {
   }
 }
 
-function notConfigured() {
+function notConfigured(session) {
   return h(
     "section",
     { class: "card chat-off", "aria-labelledby": "chat-off-title" },
     h("h2", { id: "chat-off-title" }, "Chat is not enabled on this server"),
     h("p", {}, "ragd answers chat through an OpenAI-compatible LLM (Ollama, vLLM, LiteLLM, OpenAI…). Point it at one and restart ragd:"),
     h("pre", { class: "config" }, "RAGD_LLM__BASE_URL=http://localhost:11434/v1\nRAGD_LLM__MODEL=llama3.1\nRAGD_LLM__API_KEY=…            # when the endpoint needs one\nRAGD_CHAT__ENABLED=true         # the default"),
-    h("p", { class: "muted" }, "Then restart ragd (", h("code", {}, "ragd serve"), "). See docs/chat.md for the other RAGD_CHAT__ settings."),
+    h("p", { class: "muted" }, "Then restart ragd (", h("code", {}, "ragd serve"), ")."),
+    // a link the user can open: the settings in effect (the service key's System screen), not a file path
+    session && session.service
+      ? h("p", { class: "muted" }, "The chat's other settings (", h("code", {}, "RAGD_CHAT__…"), ") and their values in effect are on ", h("a", { href: "#/system" }, "the System screen"), ", under “chat”.")
+      : h("p", { class: "muted" }, "The chat's other settings (", h("code", {}, "RAGD_CHAT__…"), ") are described in ragd's documentation (chat.md); whoever runs this server sets them."),
   );
 }
 

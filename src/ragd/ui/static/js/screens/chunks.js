@@ -1,12 +1,19 @@
 // The chunk viewer: a file's chunks in split_id order, with page and headings, a page at a time.
 // #/datasets/:id/files/:fileId?offset=50 shows a page; ?split=7 the page holding chunk 7, marked
-// and scrolled to (the sandbox and the chat link there).
+// and scrolled to (the sandbox and the chat link there). A chunk's Markdown is shown formatted
+// (markdown.js: built as DOM, never parsed as HTML); "Raw text" shows every chunk as stored.
 
 import { api, ApiError } from "../api.js";
 import { chunkHref, pageLabel } from "../capabilities.js";
 import { append, fmtNumber, h } from "../dom.js";
+import { renderMarkdown } from "../markdown.js";
 
 const LIMIT = 50;
+
+/** A chunk's text: its Markdown formatted, or (raw) exactly as stored. */
+function chunkBody(c, raw) {
+  return raw ? h("pre", { class: "chunk-text" }, c.content) : h("div", { class: "chunk-md" }, renderMarkdown(c.content));
+}
 
 function chunkCard(c, focused) {
   const meta = [pageLabel(c.page), (c.headers || []).length ? c.headers.join(" › ") : null].filter(Boolean);
@@ -14,7 +21,7 @@ function chunkCard(c, focused) {
     "article",
     { class: ["chunk", focused ? "focused" : null], id: `chunk-${c.split_id}`, "aria-label": `Chunk ${c.split_id}`, tabindex: focused ? "-1" : null },
     h("header", { class: "chunk-head" }, h("span", { class: "chunk-no" }, `#${c.split_id ?? "–"}`), meta.length ? h("span", { class: "muted" }, meta.join(" · ")) : null),
-    h("pre", { class: "chunk-text" }, c.content),
+    chunkBody(c, false),
   );
 }
 
@@ -53,6 +60,14 @@ export async function render(main, ctx) {
     }
   }
   const href = chunkHref(params.id, params.fileId);
+  const list = chunks.length ? h("div", { class: "chunk-list" }, chunks.map((c) => chunkCard(c, c.split_id === split))) : null;
+  const rawToggle = list
+    ? h("button", { type: "button", class: "small raw-toggle", "aria-pressed": "false", onclick: () => showRaw(rawToggle.getAttribute("aria-pressed") !== "true") }, "Raw text")
+    : null;
+  const showRaw = (on) => {
+    rawToggle.setAttribute("aria-pressed", String(on));
+    chunks.forEach((c, i) => list.children[i].lastElementChild.replaceWith(chunkBody(c, on)));
+  };
   const datasetHref = `#/datasets/${encodeURIComponent(params.id)}`;
   append(main, [
     h(
@@ -64,9 +79,14 @@ export async function render(main, ctx) {
       " / ",
     ),
     h("h1", { class: "file-title" }, page.name || "File"),
-    h("p", { class: "muted" }, `${fmtNumber(page.total)} ${page.total === 1 ? "chunk" : "chunks"}`, split !== null ? ` · showing chunk #${split}` : null),
+    h(
+      "div",
+      { class: "chunk-bar" },
+      h("p", { class: "muted" }, `${fmtNumber(page.total)} ${page.total === 1 ? "chunk" : "chunks"}`, split !== null ? ` · showing chunk #${split}` : null),
+      rawToggle,
+    ),
     page.total > LIMIT || offset > 0 ? pager(href, offset, page.total) : null,
-    chunks.length ? h("div", { class: "chunk-list" }, chunks.map((c) => chunkCard(c, c.split_id === split))) : h("p", { class: "muted" }, "This file has no chunks (yet)."),
+    list || h("p", { class: "muted" }, "This file has no chunks (yet)."),
     page.total > LIMIT ? pager(href, offset, page.total) : null,
   ]);
 

@@ -54,6 +54,11 @@ export async function render(main, ctx) {
     const saved = await datasetDialog({ existing, caps, tenants: existing ? null : tenants });
     if (!saved) return;
     toast(existing ? `Saved “${saved.name}”.` : `Created “${saved.name}”.`, "ok");
+    if (!existing) {
+      // a new dataset is empty: straight to it, on the Upload tab
+      ctx.navigate(`/datasets/${encodeURIComponent(saved.id)}?tab=upload`);
+      return;
+    }
     if (session.service && !tenantName[saved.tenant_id]) {
       const again = await api("GET", "/api/v1/tenants", { signal });
       tenants.splice(0, tenants.length, ...(again.tenants || []));

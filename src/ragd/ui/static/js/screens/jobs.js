@@ -3,7 +3,7 @@
 // finished ones that left work undone (POST /api/v1/jobs/{id}/cancel | retry).
 
 import { api, ApiError, stream } from "../api.js";
-import { errorHint, followJob, isFinished } from "../datasets/jobs.js";
+import { errorHelp, followJob, isFinished, splitHint } from "../datasets/jobs.js";
 import { badge, confirmDialog, dataTable, field, fmtDuration, fmtNumber, fmtTime, h, replace, toast } from "../dom.js";
 import { JOB_STATUSES, jobBadge, jobWord, retryWords } from "../datasets/status.js";
 
@@ -360,8 +360,8 @@ function itemColumns(job, files) {
               "div",
               { class: "item-error" },
               h("span", { class: "error-code" }, i.error.code),
-              i.error.message ? h("span", { class: "error-message" }, i.error.message) : null,
-              errorHint(i.error.code) ? h("small", { class: "muted" }, errorHint(i.error.code)) : null,
+              i.error.message ? h("span", { class: "error-message" }, splitHint(i.error.message)[0]) : null,
+              errorHelp(i.error).hint, // the hint once (the server's, else the UI's), long ones behind "More"
             )
           : "–",
     },
