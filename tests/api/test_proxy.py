@@ -7,7 +7,9 @@ OpenAI-compatible server on loopback, which records what it was sent.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,11 +19,16 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
+from ragd.api.deps import readiness
 from ragd.api.proxy_app import create_proxy_app, proxy_settings
 from ragd.api.proxy_views import public_settings
-from ragd.bootstrap.proxy import FolderProxy
+from ragd.api.state import AppState
+from ragd.bootstrap import open_services
+from ragd.bootstrap.proxy import FolderProxy, proxy_services
 from ragd.cli.app import app
 from ragd.ingest.ids import file_id_for_path
+from ragd.ingest.mirror import FolderMirror
+from ragd.observe.metrics import Metrics
 from ragd.settings import (
     ChatSettings,
     EmbeddingSettings,
@@ -307,3 +314,76 @@ def test_every_secret_of_the_settings_is_masked() -> None:
     assert shown["store"]["api_key"] == "***", "a plain-str key is a secret too"
     assert shown["chunking"]["token_size"] == 400, "token_size is not a token"
     assert shown["retrieval"]["mode"] == "hybrid"
+
+
+# -- images without OCR, and readiness while the first sync runs ----------------------------------
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)  # a picture: no text to index without an OCR engine
+
+
+def no_ocr(settings: Settings) -> Settings:
+    return settings.model_copy(update={"extract": settings.extract.model_copy(update={"ocr": "off"})})
+
+
+def test_images_without_ocr_are_skipped_not_failed(
+    tmp_path: Path, model_cache: Path, upstream: ScriptedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A docs folder's screenshots: one summary line per sync, no failures, rows that say why."""
+    docs = tmp_path / "docs"
+    (docs / "ui").mkdir(parents=True)
+    (docs / "alpha.md").write_bytes(ALPHA)
+    (docs / "ui" / "one.png").write_bytes(PNG)
+    (docs / "ui" / "two.png").write_bytes(PNG)
+    settings = no_ocr(settings_for(tmp_path / "data", model_cache, upstream.url))
+    caplog.set_level(logging.INFO, logger="ragd.ingest.mirror")
+    proxy = FolderProxy(folder=docs, collection=COLLECTION)
+    with LiveServer(create_proxy_app(settings, proxy)) as server, httpx.Client(base_url=server.url) as http:
+        server.wait_ready()  # ready: the first sync is done
+        body = http.get("/files", headers=AUTH).json()
+        again = http.post("/reindex", headers=AUTH).json()
+    last = body["sync"]["last"]
+    assert (last["indexed"], last["failed"], last["skipped"]) == (1, 0, 2)
+    assert (again["failed"], again["skipped"]) == (0, 2)
+    rows = {f["name"]: f for f in body["files"]}
+    assert rows["alpha.md"]["status"] == "indexed"
+    assert [rows[n]["status"] for n in ("one.png", "two.png")] == ["skipped", "skipped"]
+    assert rows["one.png"]["code"] == "OCR_UNAVAILABLE"
+    summaries = [r.getMessage() for r in caplog.records if r.name == "ragd.ingest.mirror"]
+    assert summaries, "the start-up sync's summary"
+    assert "1 indexed, 0 unchanged, 0 failed, 0 removed" in summaries[0]
+    for line in summaries:  # one line a sync, whatever the number of images
+        assert "0 failed" in line
+        assert "2 images skipped (no OCR here" in line
+
+
+async def test_the_proxy_is_syncing_not_ready_until_its_first_sync_ends(
+    tmp_path: Path, model_cache: Path, upstream: ScriptedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "alpha.md").write_bytes(ALPHA)
+    settings = settings_for(tmp_path / "data", model_cache, upstream.url)
+    proxy = FolderProxy(folder=docs, collection=COLLECTION)
+    caplog.set_level(logging.INFO)
+    state = AppState(settings=settings, metrics=Metrics(), pending=proxy.pending)
+    state.start(proxy_services(proxy))
+    try:
+        await state.wait_ready(120)
+        assert proxy.mirror is not None
+        await asyncio.wait_for(proxy.mirror.first_sync.wait(), 120)
+        assert await readiness(state) is None
+    finally:
+        await state.stop()
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("ragd is")]
+    assert said == [
+        "ragd is up, not ready yet: syncing: the folder's first sync is under way",
+        "ragd is ready: the folder's first sync is done",
+    ]
+
+    async with open_services(settings) as services:  # readiness itself, step by step
+        mirror = FolderMirror(docs, COLLECTION, ingestor=services.ingestor, store=services.store)
+        held = FolderProxy(folder=docs, collection=COLLECTION, mirror=mirror)
+        state = AppState(settings=settings, metrics=Metrics(), services=services, pending=held.pending)
+        assert await readiness(state) == "syncing: the folder's first sync is under way"
+        await mirror.sync()
+        assert await readiness(state) is None

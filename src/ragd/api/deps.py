@@ -50,6 +50,8 @@ async def readiness(state: AppState) -> str | None:
     services = state.services
     if services is None:
         return "pipeline failed to start" if state.startup_error else "pipeline not warmed up yet"
+    if state.pending is not None and (waiting := state.pending()) is not None:
+        return waiting
     try:
         async with asyncio.timeout(READY_PROBE_TIMEOUT_S):
             answering = await services.store.ready()

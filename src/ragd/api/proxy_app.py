@@ -64,6 +64,7 @@ def create_proxy_app(settings: Settings, proxy: FolderProxy) -> FastAPI:
     the relay last (it answers only what no other route does)."""
     app = create_app(settings, proxy_services(proxy), model_endpoints=False)  # relayed upstream
     app.state.proxy = proxy
+    app.state.ragd.pending = proxy.pending  # /health/ready: 503 "syncing" until the first sync ends
     before = len(app.router.routes)
     app.include_router(router)
     added = app.router.routes[before:]

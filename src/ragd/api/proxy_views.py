@@ -7,9 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from ragd.api.settings_view import masked
-from ragd.ingest.mirror import FolderMirror, SyncOutcome
+from ragd.ingest.mirror import FolderMirror, SyncOutcome, skipped_image
 from ragd.settings import Settings
 from ragd.types import IngestReport, IngestStatus
+
+#: a file's status in ``GET /files`` when it is an image this server cannot OCR
+SKIPPED = "skipped"
 
 #: the settings groups ``GET /health`` shows
 SHOWN_SETTINGS = (
@@ -30,12 +33,15 @@ SHOWN_SETTINGS = (
 
 
 def file_view(report: IngestReport, counts: Mapping[str, int]) -> dict[str, Any]:
+    """A file's row: ``indexed``, ``failed`` (with its code and message) or ``skipped`` (an image
+    with no OCR engine to read it, with the code and message saying so)."""
     failed = report.status is IngestStatus.FAILED
+    status = IngestStatus.FAILED.value if failed else IngestStatus.INDEXED.value
     view: dict[str, Any] = {
         "path": report.source,
         "name": Path(report.source).name,
         "file_id": report.file_id or None,
-        "status": IngestStatus.FAILED.value if failed else IngestStatus.INDEXED.value,
+        "status": SKIPPED if skipped_image(report) else status,
         "chunks": counts.get(report.file_id, 0),
     }
     if failed:
@@ -59,6 +65,7 @@ def outcome_view(outcome: SyncOutcome) -> dict[str, Any]:
         "indexed": outcome.count(IngestStatus.INDEXED),
         "unchanged": outcome.count(IngestStatus.UNCHANGED),
         "failed": outcome.count(IngestStatus.FAILED),
+        "skipped": outcome.skipped,
         "removed": [f.source for f in outcome.removed],
         "pruned": outcome.pruned,
         "finished_at": outcome.finished_at,

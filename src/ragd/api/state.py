@@ -33,6 +33,8 @@ class AppState:
     _task: asyncio.Task[None] | None = None
     #: called once when start-up fails for good (``ragd serve`` stops the server and exits non-zero)
     on_fatal: Callable[[BaseException], None] | None = None
+    #: why ragd is not ready although its services are up (``ragd proxy``: its first sync), or None
+    pending: Callable[[], str | None] | None = None
     #: called once the services are up, the index open (``ragd serve`` records its address then),
     #: and ``on_stopping`` once a stop begins, before the index is closed
     on_ready: Callable[[], None] | None = None
@@ -52,7 +54,11 @@ class AppState:
         try:
             async with factory(self.settings, self.metrics) as services:
                 self.services = services
-                log.info("ragd is ready")
+                waiting = self.pending() if self.pending is not None else None
+                if waiting is None:
+                    log.info("ragd is ready")
+                else:
+                    log.info("ragd is up, not ready yet: %s", waiting)
                 if self.on_ready is not None:
                     self.on_ready()
                 try:

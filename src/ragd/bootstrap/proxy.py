@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -14,6 +15,8 @@ from ragd.ingest.mirror import FolderMirror
 from ragd.observe.metrics import Metrics
 from ragd.settings import Settings
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(slots=True)
 class FolderProxy:
@@ -23,6 +26,12 @@ class FolderProxy:
     collection: str
     ignore: tuple[str, ...] = ()
     mirror: FolderMirror | None = None
+
+    def pending(self) -> str | None:
+        """Why the proxy is not ready yet: until its first sync has ended, it is syncing."""
+        if self.mirror is None or not self.mirror.first_sync.is_set():
+            return "syncing: the folder's first sync is under way"
+        return None
 
 
 def proxy_services(
@@ -46,13 +55,20 @@ def proxy_services(
             )
             stop = asyncio.Event()
             task = asyncio.create_task(mirror.run(stop), name="ragd-folder-mirror")
+            told = asyncio.create_task(_ready_once_synced(mirror), name="ragd-folder-ready")
             proxy.mirror = mirror
             try:
                 yield services
             finally:
                 proxy.mirror = None
                 stop.set()
+                told.cancel()
                 task.cancel()  # a sync under way stops at once: a file's old version stays whole
-                await asyncio.gather(task, return_exceptions=True)
+                await asyncio.gather(task, told, return_exceptions=True)
 
     return open_proxy
+
+
+async def _ready_once_synced(mirror: FolderMirror) -> None:
+    await mirror.first_sync.wait()
+    log.info("ragd is ready: the folder's first sync is done")

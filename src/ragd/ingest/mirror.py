@@ -3,7 +3,9 @@
 A sync is what ``ragd ingest DIR`` does: walk the folder (``.gitignore`` honoured), index what is
 new or changed (unchanged files are skipped by their hash), then prune the files that are gone
 (:func:`ragd.ingest.removal.prune_missing`) — unless a folder could not be listed, when nothing is
-removed.  Syncs never overlap.  ``ragd proxy`` runs one :class:`FolderMirror`; the watch function
+removed.  Syncs never overlap.  An image this server cannot OCR (no OCR engine: ``OCR_UNAVAILABLE``)
+is *skipped*, not failed: a docs folder's screenshots are pictures, not documents to fix; each
+sync's summary line counts them once.  ``ragd proxy`` runs one :class:`FolderMirror`; the watch function
 (over ``watchfiles``) is handed in by the composition root.
 """
 
@@ -18,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragd.errors import RagError
+from ragd.errors import OcrUnavailable, RagError
+from ragd.extract.mime import FileKind, file_type_for_name
 from ragd.ingest.batch import ProgressCallback, ingest_files
 from ragd.ingest.pipeline import Ingestor
 from ragd.ingest.removal import RemovedFile, prune_missing
@@ -43,7 +46,21 @@ class SyncOutcome:
     seconds: float
 
     def count(self, status: IngestStatus) -> int:
-        return sum(r.status is status for r in self.reports)
+        """Files that ended ``status`` (a skipped image is not a failure)."""
+        return sum(r.status is status and not skipped_image(r) for r in self.reports)
+
+    @property
+    def skipped(self) -> int:
+        """Images skipped: there is no OCR engine to read them."""
+        return sum(skipped_image(r) for r in self.reports)
+
+
+def skipped_image(report: IngestReport) -> bool:
+    """An image that failed only because this server has no OCR engine (or OCR is off)."""
+    if report.status is not IngestStatus.FAILED or report.code != OcrUnavailable.code:
+        return False
+    found = file_type_for_name(Path(report.source).name)
+    return found is not None and found.kind is FileKind.IMAGE
 
 
 async def sync_folder(
@@ -106,6 +123,8 @@ class FolderMirror:
         self.last: SyncOutcome | None = None
         self.last_error: RagError | None = None
         self.syncs = 0
+        #: set once the first sync has ended, however it ended (readiness waits for it)
+        self.first_sync = asyncio.Event()
 
     @property
     def syncing(self) -> bool:
@@ -132,6 +151,8 @@ class FolderMirror:
             except RagError as exc:
                 self.last_error = exc
                 raise
+            finally:
+                self.first_sync.set()
             self._files = {r.source: r for r in outcome.reports}
             self.last, self.last_error = outcome, None
             self.syncs += 1
@@ -160,14 +181,21 @@ class FolderMirror:
         except Exception as exc:  # the mirror outlives one bad sync; the next change retries
             log.error("folder %s: sync failed", sanitize(str(self.folder)), exc_info=exc)
             return
+        skipped = (
+            f"; {outcome.skipped} images skipped (no OCR here: install Tesseract, with "
+            "RAGD_EXTRACT__OCR=auto, to read them)"
+            if outcome.skipped
+            else ""
+        )
         log.info(
-            "folder %s: %d indexed, %d unchanged, %d failed, %d removed in %.1f s",
+            "folder %s: %d indexed, %d unchanged, %d failed, %d removed in %.1f s%s",
             sanitize(str(self.folder)),
             outcome.count(IngestStatus.INDEXED),
             outcome.count(IngestStatus.UNCHANGED),
             outcome.count(IngestStatus.FAILED),
             len(outcome.removed),
             outcome.seconds,
+            skipped,
         )
 
     async def _follow(self, stop: asyncio.Event) -> None:
