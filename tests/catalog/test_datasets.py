@@ -132,7 +132,7 @@ async def test_dataset_stats_count_files_chunks_and_statuses(catalog: SqlCatalog
     d = stats[docs.id]
     assert (d.files, d.chunks, d.last_file_update) == (3, 7, START + 3)
     assert d.files_by_status == {FileStatus.INDEXED: 2, FileStatus.FAILED: 1}
-    assert d.state is DatasetState.ERROR
+    assert d.state is DatasetState.PARTIAL  # a failed file beside searchable ones
     assert stats[wiki.id].state is DatasetState.INDEXING
     assert DatasetStats().state is DatasetState.EMPTY
     assert d.last_update(docs) == START + 3
@@ -142,3 +142,9 @@ async def test_dataset_stats_count_files_chunks_and_statuses(catalog: SqlCatalog
     assert await catalog.dataset_stats([wiki.id]) == {wiki.id: stats[wiki.id]}
     await catalog.put_file(dataclasses.replace(entries[2], status=FileStatus.INDEXED, chunks=1))
     assert (await catalog.dataset_stats([docs.id]))[docs.id].state is DatasetState.READY
+    # every file failed: nothing is searchable, an error; unless a failed file kept its old chunks
+    for entry in entries[:3]:
+        await catalog.put_file(dataclasses.replace(entry, status=FileStatus.FAILED, chunks=0))
+    assert (await catalog.dataset_stats([docs.id]))[docs.id].state is DatasetState.ERROR
+    await catalog.put_file(dataclasses.replace(entries[0], status=FileStatus.FAILED, chunks=3))
+    assert (await catalog.dataset_stats([docs.id]))[docs.id].state is DatasetState.PARTIAL
