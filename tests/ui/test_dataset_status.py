@@ -13,7 +13,7 @@ import pytest
 
 from tests.kb.conftest import Api, new_tenant
 from tests.support.live_server import LiveServer
-from tests.ui.conftest import shot, sign_in
+from tests.ui.conftest import PHONE, shot, sign_in
 
 GOOD = {
     "quay.md": b"# Quay\n\nBoats moor on the east quay between April and October.\n",
@@ -101,3 +101,17 @@ def test_an_uploaded_file_that_fails_shows_no_full_progress_bar(
     page.get_by_role("tab", name="Files").click()
     file_row(page, "broken.pdf").get_by_text("not in search").wait_for()
     assert page.locator(".dataset-summary .badge-partial").inner_text() == "searchable · 1 failed"
+
+
+def test_the_failure_words_fit_a_phone(page: Any, ui_server: LiveServer, port: dict[str, Any]) -> None:
+    page.set_viewport_size(PHONE)
+    sign_in(page, ui_server.url, port["admin"].key)
+    for path, shown in (
+        ("datasets", ".badge-partial"),
+        (f"datasets/{port['mixed']['id']}", ".not-in-search"),
+        ("jobs", ".badge-partial"),
+    ):
+        page.goto(f"{ui_server.url}/ui/#/{path}")
+        page.locator(shown).first.wait_for()
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], (path, width)
