@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from ragd.bootstrap import open_services
 from ragd.cli.app import app
-from ragd.cli.demo import index_docs
+from ragd.cli.demo import DATASET, TENANT, index_docs
+from ragd.kb.seed import seed_dataset
 from ragd.settings import EmbeddingSettings, Settings
 from ragd.types import PointFilter
 
@@ -119,3 +120,23 @@ async def test_the_demo_embeds_each_chunk_once_into_the_dataset_it_serves(
     assert everything == dataset_chunks == 2
     assert "2 files indexed (2 chunks), 0 failed" in shown.getvalue()
     assert (again, after) == (collection, everything), "a second run indexes nothing again"
+
+
+async def test_a_demo_stopped_before_its_job_ran_is_finished_by_the_next_run(
+    tmp_path: Path, model_cache: Path
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "tugs.md").write_text("# Tugs\n\nThe tug crews double their night shifts in March.\n")
+    settings = Settings(data_dir=tmp_path / "data", embedding=EmbeddingSettings(cache_dir=model_cache))
+    async with open_services(settings) as services:
+        seeded = await seed_dataset(services.knowledge(), [docs / "tugs.md"], tenant=TENANT, dataset=DATASET)
+        assert seeded.job is not None  # queued, then the run stopped: nothing indexed yet
+        shown = io.StringIO()
+        collection = await index_docs(services, [docs / "tugs.md"], Console(file=shown, width=200))
+        job = await services.knowledge().catalog.get_job(seeded.job.id)
+        chunks = await services.store.count(PointFilter(collection_names=(collection,)))
+    assert job is not None
+    assert job.status.finished
+    assert chunks == 1
+    assert "1 file indexed (1 chunks)" in shown.getvalue()
