@@ -39,9 +39,9 @@ async def index_docs(services: Services, files: Sequence[Path], console: Console
     if queued is not None:
         started = time.perf_counter()
         job = await _run_job(services, seeded.dataset, queued, console)
-        files = "file" if job.done == 1 else "files"
+        noun = "file" if job.done == 1 else "files"
         console.print(
-            f"\n[bold]{job.done}[/bold] {files} indexed ({job.chunks} chunks), "
+            f"\n[bold]{job.done}[/bold] {noun} indexed ({job.chunks} chunks), "
             f"[{'red' if job.failed else 'green'}]{job.failed} failed[/] "
             f"in {time.perf_counter() - started:.1f} s"
         )
