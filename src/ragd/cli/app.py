@@ -246,6 +246,14 @@ def evaluate(
     ],
     mode: Annotated[list[str] | None, typer.Option("--mode", "-m", help="repeatable; default: all")] = None,
     max_queries: Annotated[int | None, typer.Option("--max-queries", min=1)] = None,
+    sample_docs: Annotated[
+        int | None,
+        typer.Option(
+            "--sample-docs",
+            min=1,
+            help="a fixed sample of the corpus: every judged document, then others up to N",
+        ),
+    ] = None,
     split: Annotated[
         str, typer.Option("--split", help="qrels split: test, or train/dev to tune on")
     ] = "test",
@@ -279,7 +287,7 @@ def evaluate(
     async def job(services: Services) -> None:
         report = []
         for folder in datasets:
-            data = load_dataset(folder, split=split, max_queries=max_queries)
+            data = load_dataset(folder, split=split, max_queries=max_queries, sample_docs=sample_docs)
             with RateProgress(shown, f"Indexing {data.name}", len(data.corpus), unit="docs") as bar:
                 indexed = await index_dataset(services.ingestor, data, tick=lambda n: bar.advance(steps=n))
             await services.store.optimize()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -50,7 +51,10 @@ def _qrels(folder: Path, split: str) -> dict[str, dict[str, int]]:
     return out
 
 
-def load_dataset(folder: Path, split: str = "test", max_queries: int | None = None) -> Dataset:
+def load_dataset(
+    folder: Path, split: str = "test", max_queries: int | None = None, sample_docs: int | None = None
+) -> Dataset:
+    """A BEIR dataset; ``sample_docs`` keeps a fixed sample of the corpus (see :func:`sample_corpus`)."""
     for name in ("corpus.jsonl", "queries.jsonl"):
         if not (folder / name).is_file():
             raise InvalidRequest(f"{folder}: missing {name} (BEIR layout expected)")
@@ -62,4 +66,26 @@ def load_dataset(folder: Path, split: str = "test", max_queries: int | None = No
     queries = {str(q["_id"]): q["text"] for q in _jsonl(folder / "queries.jsonl") if str(q["_id"]) in qrels}
     if max_queries is not None:
         queries = dict(list(queries.items())[:max_queries])
-    return Dataset(folder.name, corpus, queries, {q: qrels[q] for q in queries})
+    data = Dataset(folder.name, corpus, queries, {q: qrels[q] for q in queries})
+    return data if sample_docs is None else sample_corpus(data, sample_docs)
+
+
+def sample_corpus(data: Dataset, docs: int) -> Dataset:
+    """The same queries over a smaller corpus: every document judged for them, then the others
+    in a fixed order (by SHA-256 of their id) up to ``docs`` documents in all.
+
+    The sample depends only on the ids, so every machine and every run evaluates the same
+    documents; it is named ``<name>-sample<docs>`` so it never shares an index with the full
+    corpus.  Fewer distractors make every figure higher than the full corpus's: compare a sample's
+    figures with the same sample's, never with the full corpus's (docs/benchmarks.md lists both).
+    """
+    if docs < 1:
+        raise InvalidRequest("sample_docs must be at least 1")
+    judged = {d for rels in data.qrels.values() for d in rels}
+    others = sorted(
+        (d.doc_id for d in data.corpus if d.doc_id not in judged),
+        key=lambda doc_id: hashlib.sha256(doc_id.encode()).digest(),
+    )
+    keep = judged | set(others[: max(0, docs - len(judged))])
+    corpus = tuple(d for d in data.corpus if d.doc_id in keep)
+    return Dataset(f"{data.name}-sample{docs}", corpus, data.queries, data.qrels)
