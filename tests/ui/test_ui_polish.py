@@ -87,6 +87,8 @@ def test_the_chunk_viewer_shows_markdown_formatted_and_the_raw_text_a_click_away
     assert "The **harbour master** posts" in chunk.locator("pre.chunk-text").inner_text()
     raw.click()
     assert md.is_visible()
+    page.set_viewport_size(PHONE)  # a chunk's table scrolls inside its card, not the page sideways
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     page.wait_for_timeout(200)
     assert dialogs == []
 

@@ -4,6 +4,7 @@
 
 import { api, ApiError, stream } from "../api.js";
 import { errorHelp, followJob, isFinished, splitHint } from "../datasets/jobs.js";
+import { fmtEta, fmtRate } from "../datasets/rate.js";
 import { badge, confirmDialog, dataTable, field, fmtDuration, fmtNumber, fmtTime, h, replace, toast } from "../dom.js";
 import { JOB_STATUSES, jobBadge, jobWord, retryWords } from "../datasets/status.js";
 
@@ -53,8 +54,8 @@ function progressOf(job) {
 
 function pace(job) {
   if (isFinished(job)) return job.started_at && job.finished_at ? `took ${fmtDuration(job.finished_at - job.started_at)}` : "–";
-  const rate = job.rate_per_s ? `${job.rate_per_s.toFixed(job.rate_per_s < 10 ? 1 : 0)}/s` : "–";
-  const eta = job.eta_s !== null && job.eta_s !== undefined ? `${fmtDuration(job.eta_s)} left` : null;
+  const rate = job.rate_per_s ? fmtRate(job.rate_per_s, job.kind === "sync" ? "items" : "files") : "–";
+  const eta = fmtEta(job.eta_s);
   return eta ? `${rate} · ${eta}` : rate;
 }
 
