@@ -14,6 +14,7 @@ exception handler and the CLI prints ``code: message``.
     │   ├── NotFound (NOT_FOUND, 404)
     │   ├── Conflict (CONFLICT, 409)
     │   ├── PayloadTooLarge (FILE_TOO_LARGE, 413)
+    │   ├── InvalidLink (INVALID_LINK, 400)              a crawled page points at a URL no client can fetch
     │   ├── UnsupportedMediaType (UNSUPPORTED_MEDIA_TYPE, 415)  the request's Content-Type
     │   └── UnsupportedType (UNSUPPORTED_TYPE, 415)             a file ragd cannot read
     ├── ExtractionError (EXTRACTION_FAILED, 422)
@@ -99,6 +100,13 @@ class Conflict(InvalidRequest):
 class PayloadTooLarge(InvalidRequest):
     code = "FILE_TOO_LARGE"
     http_status = 413
+    permanent = True
+
+
+class InvalidLink(InvalidRequest):
+    """A crawled page redirects to a URL that cannot be fetched (``javascript:…``, a malformed URL)."""
+
+    code = "INVALID_LINK"
     permanent = True
 
 

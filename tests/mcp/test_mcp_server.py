@@ -236,6 +236,15 @@ async def test_the_service_key_sees_every_collection_and_adds_pages(
         assert web.page_paths() == ["/doc", "/empty"]
 
 
+async def test_add_url_of_a_page_redirecting_to_javascript_is_a_tool_error(server: LiveServer) -> None:
+    # httpx refuses such a Location (InvalidURL): a tool error with a code, not a JSON-RPC internal error
+    with LoopbackSite({"/js": Page.redirect("javascript:alert(1)")}) as web:
+        async with http_client(server, SERVICE_KEY) as service:
+            bad = {"collection": "web-notes", "url": web.url("/js")}
+            assert "INVALID_LINK" in error(await service.call_tool("add_url", bad))
+            assert await tool_names(service) == ALL_TOOLS  # the session goes on
+
+
 async def test_a_handshake_era_client_gets_the_same_answers(
     server: LiveServer, world: dict[str, Any]
 ) -> None:

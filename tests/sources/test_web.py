@@ -656,3 +656,25 @@ async def test_unreachable_site_raises() -> None:
 )
 def test_canonical_url(href: str, expected: str | None) -> None:
     assert canonical_url(href, "http://h.test/dir/page") == expected
+
+
+@pytest.mark.parametrize("location", ["javascript:alert(1)", "javascript:void(0)"])
+async def test_a_redirect_httpx_refuses_is_that_pages_failure(site: LoopbackSite, location: str) -> None:
+    # httpx raises InvalidURL building the next request from such a Location (even unfollowed):
+    # the page fails with INVALID_LINK, hides nothing (it fails the same way next time), the crawl goes on
+    site.pages.update(
+        {"/": page("root", "/bad", "/fine"), "/bad": Page.redirect(location), "/fine": page("fine")}
+    )
+    entries = await crawl(spec_for(site))
+    assert paths(site, entries) == ["/", "/fine"]
+    failure = failures(entries)[site.url("/bad")]
+    assert failure.code == "INVALID_LINK"
+    assert "redirects to a URL that cannot be fetched" in failure.message
+    assert failure.hides is None
+
+
+async def test_a_start_page_redirecting_to_a_refused_url_is_a_400(site: LoopbackSite) -> None:
+    site.pages["/"] = Page.redirect("javascript:alert(1)")
+    with pytest.raises(InvalidRequest) as raised:
+        await crawl(spec_for(site))
+    assert raised.value.code == "INVALID_LINK"

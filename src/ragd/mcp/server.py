@@ -6,7 +6,8 @@ this module only lists them for the caller and runs them.
     tools/list  -> the tools the caller's key may use (readers do not see add_text / add_url)
     tools/call  -> arguments validated, the use-case run, its result as structured content
                    and as JSON text; a mistake (bad arguments, NOT_FOUND, FORBIDDEN…) is a tool
-                   result with ``isError`` and ``CODE: message``, never a crash of the session
+                   result with ``isError`` and ``CODE: message``, never a crash of the session;
+                   an unexpected exception is a ``PIPELINE_FAILED`` tool error (logged in full)
 
 Who calls: on stdio the local user, who owns the data folder (the service key's rights); on
 HTTP the key the ``/mcp`` route resolved (``scope[PRINCIPAL_KEY]``), the same keys as the API.
@@ -96,6 +97,11 @@ def build_server(services: Callable[[], Services], principal_of: PrincipalOf) ->
             log.info("mcp tool %s failed: %s %s", spec.name, exc.code, sanitize(exc.message))
             hint = f" ({exc.hint})" if exc.hint else ""
             return _error(f"{exc.code}: {exc.message}{hint}")
+        except Exception as exc:  # a bug is still the tool's failure, not the session's
+            log.error("mcp tool %s crashed", spec.name, exc_info=exc)
+            return _error(
+                f"{RagError.code}: the tool failed ({type(exc).__name__}); the server log has the details"
+            )
         return CallToolResult(
             content=[TextContent(type="text", text=result.model_dump_json())],
             structured_content=result.model_dump(mode="json"),

@@ -5,7 +5,9 @@ between two request starts (the clock and the sleep are injected, so tests can
 run on a virtual clock).  :class:`PoliteFetcher` sends one GET through the gate
 without following redirects (the crawler decides which hops stay in scope) and
 reads at most ``max_bytes`` of the body.  Network failures become
-:class:`PageFetchFailed`, an oversize body :class:`PayloadTooLarge`.
+:class:`PageFetchFailed`, an oversize body :class:`PayloadTooLarge`, and a URL httpx refuses
+(``httpx.InvalidURL`` is no ``httpx.HTTPError``: a ``Location: javascript:…`` raises it even when the
+redirect is not followed) :class:`InvalidLink`, so one bad page never ends a crawl.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from types import TracebackType
 
 import httpx
 
-from ragd.errors import PageFetchFailed, PayloadTooLarge
+from ragd.errors import InvalidLink, PageFetchFailed, PayloadTooLarge
 from ragd.observe.logging import sanitize
 
 Clock = Callable[[], float]
@@ -96,7 +98,7 @@ class PoliteFetcher:
         self._max_bytes = max_bytes
 
     async def get(self, url: str) -> Fetched:
-        """The answer to ``GET url`` (any status); raises PageFetchFailed or PayloadTooLarge."""
+        """The answer to ``GET url`` (any status); raises PageFetchFailed, PayloadTooLarge or InvalidLink."""
         async with self.gate:
             try:
                 request = self._client.build_request("GET", url, headers=self._headers, timeout=self._timeout)
@@ -108,6 +110,11 @@ class PoliteFetcher:
             except httpx.HTTPError as exc:
                 reason = type(exc).__name__
                 raise PageFetchFailed(f"fetching {sanitize(url)} failed: {reason}: {sanitize(exc)}") from exc
+            except httpx.InvalidURL as exc:  # the URL, or the Location it answers, is no fetchable URL
+                raise InvalidLink(
+                    f"{sanitize(url)} redirects to a URL that cannot be fetched (javascript:, a malformed"
+                    f" address): {sanitize(exc)}"
+                ) from exc
         media_type, _, params = response.headers.get("content-type", "").partition(";")
         return Fetched(
             url=url,
