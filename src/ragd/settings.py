@@ -352,6 +352,11 @@ class ServerSettings(BaseModel):
     )
     metrics_enabled: bool = Field(True, description="serve GET /metrics (bearer-protected)")
     ui_enabled: bool = Field(True, description="serve the web UI at /ui (and redirect / there); docs/ui.md")
+    api_docs_enabled: bool = Field(
+        False,
+        description="serve FastAPI's /docs and /redoc pages (they load script from cdn.jsdelivr.net, outside"
+        " the UI's CSP); /openapi.json is served either way",
+    )
     inspection_enabled: bool = Field(False, description="serve GET /api/v1/documents/{id}/chunks")
     debug: bool = Field(False, description="put exception text in ingest error bodies")
     search_timeout_s: float = Field(60.0, gt=0, description="upper bound on one POST /search")

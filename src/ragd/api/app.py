@@ -112,7 +112,15 @@ def create_app(
         finally:
             await state.stop()
 
-    app = FastAPI(title="ragd", version=__version__, lifespan=lifespan)
+    # FastAPI's /docs and /redoc pull script from a CDN: only when asked for (docs/security.md)
+    docs = settings.server.api_docs_enabled
+    app = FastAPI(
+        title="ragd",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url="/docs" if docs else None,
+        redoc_url="/redoc" if docs else None,
+    )
     app.state.ragd = state
     errors.install(app)
     for router in (
