@@ -387,3 +387,33 @@ async def test_the_proxy_is_syncing_not_ready_until_its_first_sync_ends(
         assert await readiness(state) == "syncing: the folder's first sync is under way"
         await mirror.sync()
         assert await readiness(state) is None
+
+
+SECRET = b"# Shadow\nroot:x:0:0:the shadow password of the build host is kingfisher-42\n"
+
+
+def test_a_symlink_out_of_the_folder_is_skipped_and_reported(
+    tmp_path: Path, model_cache: Path, upstream: ScriptedServer
+) -> None:
+    """``--docs-folder`` never reads through a link that leaves it (as a knowledge-base folder source)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "alpha.md").write_bytes(ALPHA)
+    (tmp_path / "shadow.md").write_bytes(SECRET)
+    (docs / "leak.md").symlink_to(tmp_path / "shadow.md")  # out of the folder: refused
+    (docs / "alias.md").symlink_to(docs / "alpha.md")  # inside it: read as any file
+    settings = settings_for(tmp_path / "data", model_cache, upstream.url)
+    proxy = FolderProxy(folder=docs, collection=COLLECTION)
+    with LiveServer(create_proxy_app(settings, proxy)) as server, httpx.Client(base_url=server.url) as http:
+        server.wait_ready()
+        body = http.get("/files", headers=AUTH).json()
+        again = http.post("/reindex", headers=AUTH).json()
+        hits = searched(http, "shadow password of the build host")
+    rows = {f["name"]: f for f in body["files"]}
+    assert rows["leak.md"]["status"] == "failed"
+    assert rows["leak.md"]["code"] == "FORBIDDEN"
+    assert "outside the folder" in rows["leak.md"]["message"]
+    assert rows["alpha.md"]["status"] == rows["alias.md"]["status"] == "indexed"
+    assert body["sync"]["last"]["failed"] == 1
+    assert again["failed"] == 1  # reported on every sync, and it does not stop pruning
+    assert "leak.md" not in hits

@@ -3,10 +3,11 @@
 A sync is what ``ragd ingest DIR`` does: walk the folder (``.gitignore`` honoured), index what is
 new or changed (unchanged files are skipped by their hash), then prune the files that are gone
 (:func:`ragd.ingest.removal.prune_missing`) — unless a folder could not be listed, when nothing is
-removed.  Syncs never overlap.  An image this server cannot OCR (no OCR engine: ``OCR_UNAVAILABLE``)
-is *skipped*, not failed: a docs folder's screenshots are pictures, not documents to fix; each
-sync's summary line counts them once.  ``ragd proxy`` runs one :class:`FolderMirror`; the watch function
-(over ``watchfiles``) is handed in by the composition root.
+removed.  A symlink that leads out of the folder is never read: it is a failed file (``FORBIDDEN``)
+in every sync's reports.  Syncs never overlap.  An image this server cannot OCR (no OCR engine:
+``OCR_UNAVAILABLE``) is *skipped*, not failed: a docs folder's screenshots are pictures, not
+documents to fix; each sync's summary line counts them once.  ``ragd proxy`` runs one
+:class:`FolderMirror`; the watch function (over ``watchfiles``) is handed in by the composition root.
 """
 
 from __future__ import annotations
@@ -80,7 +81,10 @@ async def sync_folder(
     Raises NotFound when the folder is missing: nothing is touched then."""
     started = time.perf_counter()
     unlisted: list[IngestReport] = []
-    files = await asyncio.to_thread(collect, [folder], ignore, unlisted=unlisted.append)
+    refused: list[IngestReport] = []  # symlinks out of the folder: reported, never read
+    files = await asyncio.to_thread(
+        collect, [folder], ignore, unlisted=unlisted.append, refused=refused.append
+    )
     reports = await ingest_files(
         ingestor, store, files, collection, concurrency=concurrency, force=force, on_done=on_done
     )
@@ -89,7 +93,7 @@ async def sync_folder(
         log.warning("not pruning %s: %d folders could not be listed", sanitize(str(folder)), len(unlisted))
     removed = await prune_missing(ingestor, store, collection, [folder], files) if prunable else []
     return SyncOutcome(
-        reports=(*unlisted, *reports),
+        reports=(*unlisted, *refused, *reports),
         removed=tuple(removed),
         pruned=prunable,
         finished_at=time.time(),

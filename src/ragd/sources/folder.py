@@ -34,7 +34,7 @@ from pathlib import Path, PurePosixPath
 
 from ragd.errors import ExtractionError, Forbidden, NotFound
 from ragd.sources.base import ItemFailure, SourceItem
-from ragd.sources.ignore import IgnoreRules, os_reason, walk_files
+from ragd.sources.ignore import LEAVES_ROOT, IgnoreRules, leaves_root, os_reason, walk_files
 from ragd.types import Blob
 
 __all__ = ["HASH_CHUNK", "RACY_WINDOW_NS", "FolderEntry", "FolderSource", "KnownStat"]
@@ -160,8 +160,8 @@ def _unlisted(root: Path, failures: list[tuple[Path, OSError]]) -> list[ItemFail
 def _examine(root: Path, path: Path, key: str, known: KnownStat | None) -> FolderEntry | ItemFailure | None:
     """Stat and (unless ``known`` still holds) hash one file; blocking, run in a thread."""
     try:
-        if path.is_symlink() and not path.resolve().is_relative_to(root):
-            return ItemFailure(key, Forbidden.code, "a symlink to a file outside the folder (not read)")
+        if leaves_root(root, path):
+            return ItemFailure(key, Forbidden.code, LEAVES_ROOT)
         stat = path.stat()
         checked_at = time.time_ns()
         if known is not None and known[:2] == (stat.st_size, stat.st_mtime_ns):

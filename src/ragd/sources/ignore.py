@@ -9,8 +9,10 @@ patterns of its own, which apply from the root like the defaults.  A path is
 ignored when any of these specs matches it; an ignored folder hides
 everything under it.
 
-Shared by the folder ingest (:func:`ragd.ingest.sources.collect`), the folder
-source's scan and the folder watcher, so the three always agree.
+Shared by the folder ingest (:func:`ragd.ingest.sources.collect`, hence ``ragd proxy --docs-folder``),
+the folder source's scan and the folder watcher, so the three always agree; so is
+:func:`leaves_root`, the check that keeps the first two from reading through a symlink that points
+out of the folder (``docs/passwd -> /etc/passwd``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import pathspec
 
-__all__ = ["DEFAULT_IGNORES", "IgnoreRules", "walk_files"]
+__all__ = ["DEFAULT_IGNORES", "LEAVES_ROOT", "IgnoreRules", "leaves_root", "walk_files"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +44,9 @@ DEFAULT_IGNORES = (
 )
 
 GITIGNORE = ".gitignore"
+
+#: what a symlink out of the folder is reported as (code ``FORBIDDEN``), wherever a folder is read
+LEAVES_ROOT = "a symlink to a file outside the folder (not read)"
 
 
 def _spec(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
@@ -95,6 +100,12 @@ def _read_gitignore(path: Path) -> pathspec.GitIgnoreSpec | None:
     except OSError as exc:
         logger.warning("cannot read %r, its patterns are not applied: %s", str(path), type(exc).__name__)
         return None
+
+
+def leaves_root(root: Path, path: Path) -> bool:
+    """Whether ``path``, met by :func:`walk_files` under the resolved ``root``, is a symlink to a file
+    outside it (never to be read).  Blocking: run it in a thread."""
+    return path.is_symlink() and not path.resolve().is_relative_to(root)
 
 
 def os_reason(exc: OSError) -> str:
