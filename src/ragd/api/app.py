@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragd import __version__
 from ragd.api import errors
+from ragd.api.auth import tenant_key_check
 from ragd.api.gate import BodyGate
 from ragd.api.routes import (
     chat,
@@ -162,6 +163,7 @@ def create_app(
         settings=settings.server,
         file_routes={loader.PATH: settings.extract.max_file_bytes},
         keyless=(ui.PREFIX,),
+        tenant_key=tenant_key_check(state),
     )
     app.add_middleware(CollapseSlashes)
     app.add_middleware(ui.UiHeaders)

@@ -15,12 +15,17 @@ is open (``ragd serve`` refuses that on a non-loopback address).
 from __future__ import annotations
 
 import hmac
-from typing import Annotated
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from ragd.errors import ConfigurationError, NotReady
 from ragd.kb_types import ADMIN_ROLE, Principal
+
+if TYPE_CHECKING:
+    from ragd.api.state import AppState
 
 _bearer = HTTPBearer(auto_error=False)
 
@@ -65,6 +70,24 @@ async def principal(
     if expected is None:
         return SERVICE
     raise _unauthorized()
+
+
+def tenant_key_check(state: AppState) -> Callable[[str], Awaitable[bool]]:
+    """For the body gate (:mod:`ragd.api.gate`): whether a ``rgd_…`` token is a live tenant key, by its
+    hash in the catalog.  503 ``NOT_READY`` while ragd starts (no body is read before that is known);
+    False in a process with no catalog."""
+
+    async def live(secret: str) -> bool:
+        try:
+            catalog = state.ready_services().knowledge().catalog
+        except NotReady as exc:
+            detail = {"status": False, "error": exc.message, "code": exc.code}
+            raise HTTPException(status_code=503, detail=detail, headers={"Retry-After": "5"}) from exc
+        except ConfigurationError:  # no knowledge-base catalog here: no tenant keys either
+            return False
+        return await catalog.resolve_key(secret) is not None
+
+    return live
 
 
 SERVICE = Principal(tenant_id=None, role=ADMIN_ROLE)

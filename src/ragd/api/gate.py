@@ -3,11 +3,12 @@
 FastAPI reads and parses a route's body before it runs the route's dependencies, the
 auth check among them: without this gate, 200 MiB of JSON sent with no key is read
 and parsed first (+580 MB of RSS), then refused.  :class:`BodyGate` wraps the ASGI
-``receive`` channel; the first time anything asks for the body it
+``receive`` channel; the first time anything asks for the body, before one byte of it is read, it
 
-* answers 401 unless the request carries ``Authorization: Bearer`` with the service
-  key or a tenant key's shape (``rgd_…``; the tenant key itself is checked by the
-  route's dependency, as before) — when a service key is configured;
+* answers 401 unless the request carries ``Authorization: Bearer`` with the service key or a
+  *live* tenant key — when a service key is configured.  A tenant key is verified here, by its
+  hash in the catalog (``tenant_key``, one indexed lookup), not by its ``rgd_`` shape: a made-up
+  ``rgd_…`` token with 16 MiB of JSON cost +418 MB before it was refused;
 * answers 413 ``REQUEST_TOO_LARGE`` when a JSON body declares, or turns out to have,
   more than ``server.max_json_bytes`` (counted as it streams in; never buffered whole);
 * on the routes whose body is a file (``file_routes``: ``PUT /process``), whatever its
@@ -15,7 +16,8 @@ and parsed first (+580 MB of RSS), then refused.  :class:`BodyGate` wraps the AS
   (``extract.max_file_bytes``) instead — a ``.json`` upload is a file, not a JSON request.
 
 Paths under a ``keyless`` prefix (the web UI's ``/ui``: its pages and its sign-in, which carries
-the key in its body) get the size limit but no key check.
+the key in its body) get no key check, and any body over :data:`KEYLESS_BODY_BYTES` (whatever its
+type) is a 413 there: a sign-in is ``{"key": "…"}``, not 16 MiB.
 
 Both are raised as ``HTTPException`` inside the route (FastAPI turns any other error
 in a body read into a 400), so the app's one error renderer gives them the shape of
@@ -26,13 +28,18 @@ keep their usual auth dependency.
 from __future__ import annotations
 
 import hmac
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from fastapi import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragd.api.auth import TENANT_KEY_PREFIX
 from ragd.settings import ServerSettings
+
+#: the most a request may send where no key is asked for (the UI's sign-in body is ``{"key": "…"}``)
+KEYLESS_BODY_BYTES = 4096
+#: whether a ``rgd_…`` token is a live tenant key (raises HTTPException 503 while ragd is starting)
+TenantKeyCheck = Callable[[str], Awaitable[bool]]
 
 
 class BodyGate:
@@ -42,9 +49,11 @@ class BodyGate:
         settings: ServerSettings,
         file_routes: Mapping[str, int] | None = None,
         keyless: tuple[str, ...] = (),
+        tenant_key: TenantKeyCheck | None = None,
     ) -> None:
         self.app = app
         self._keyless = keyless
+        self._tenant_key = tenant_key
         self._key = settings.api_key.get_secret_value().encode() if settings.api_key else None
         self._limit = settings.max_json_bytes
         self._file_limits = dict(file_routes or {})
@@ -54,49 +63,56 @@ class BodyGate:
             await self.app(scope, receive, send)
             return
         headers = {name.lower(): value for name, value in scope["headers"]}
-        file_limit = self._file_limits.get(scope["path"])
+        path = scope["path"]
+        file_limit = self._file_limits.get(path)
         json_body = b"json" in headers.get(b"content-type", b"").lower()
         limit = file_limit if file_limit is not None else self._limit if json_body else None
-        path = scope["path"]
         keyless = any(path == p or path.startswith(p + "/") for p in self._keyless)
+        if keyless:
+            limit, file_limit = KEYLESS_BODY_BYTES, None
         state = {"checked": False, "seen": 0}
 
         async def gated() -> Message:
             if not state["checked"]:
                 state["checked"] = True
                 if not keyless:
-                    self._check_key(headers.get(b"authorization", b""))
+                    await self._check_key(headers.get(b"authorization", b""))
                 if limit is not None and _declared(headers) > limit:
-                    raise self._too_large(file_limit)
+                    raise self._too_large(limit, file_limit, keyless=keyless)
             message = await receive()
             if limit is not None and message["type"] == "http.request":
                 state["seen"] += len(message.get("body", b""))
                 if state["seen"] > limit:
-                    raise self._too_large(file_limit)
+                    raise self._too_large(limit, file_limit, keyless=keyless)
             return message
 
         await self.app(scope, gated, send)
 
-    def _check_key(self, header: bytes) -> None:
+    async def _check_key(self, header: bytes) -> None:
         if self._key is None:
             return
         scheme, _, token = header.partition(b" ")
         token = token.strip()
-        if scheme.lower() == b"bearer" and (
-            hmac.compare_digest(token, self._key) or token.startswith(TENANT_KEY_PREFIX.encode())
-        ):
-            return
+        if scheme.lower() == b"bearer":
+            if hmac.compare_digest(token, self._key):
+                return
+            check = self._tenant_key
+            tenant_shaped = token.startswith(TENANT_KEY_PREFIX.encode())
+            if check is not None and tenant_shaped and await check(token.decode("utf-8", "surrogateescape")):
+                return
         raise HTTPException(status_code=401, detail="Invalid API key", headers={"WWW-Authenticate": "Bearer"})
 
-    def _too_large(self, file_limit: int | None = None) -> HTTPException:
+    def _too_large(self, limit: int, file_limit: int | None, *, keyless: bool) -> HTTPException:
         if file_limit is not None:
             return HTTPException(status_code=413, detail=_file_too_large(file_limit))
-        detail = {
-            "status": False,
-            "error": f"the JSON body is over the {self._limit:,}-byte limit",
-            "code": "REQUEST_TOO_LARGE",
-            "hint": "send less, or raise RAGD_SERVER__MAX_JSON_BYTES",
-        }
+        if keyless:  # the UI's sign-in
+            error, hint = f"the body is over the {limit:,}-byte limit of a request without a key", None
+        else:
+            error = f"the JSON body is over the {limit:,}-byte limit"
+            hint = "send less, or raise RAGD_SERVER__MAX_JSON_BYTES"
+        detail: dict[str, object] = {"status": False, "error": error, "code": "REQUEST_TOO_LARGE"}
+        if hint:
+            detail["hint"] = hint
         return HTTPException(status_code=413, detail=detail)
 
 
