@@ -1,11 +1,13 @@
 """Does one fixed relevance floor keep the answers and drop off-topic context?
 
     python bench/relevance.py [../shared/documents] [--data-dir DIR] [--threshold 0.5]
+                              [--modes hybrid dense sparse]
 
 Indexes the folder with ``ragd ingest`` (or reuses ``--data-dir``), asks every ``qa.jsonl`` question
 and every question of ``bench/data/unanswerable.jsonl`` (general knowledge, other domains, other
 languages, chit-chat: written for ragd, none answerable from the shared documents) through the
-search pipeline (hybrid, k=5, no floor), and reports, for each threshold on ``Hit.relevance``:
+search pipeline (k=5, no floor) in each mode asked (hybrid by default), and reports, for each mode
+and each threshold on ``Hit.relevance``:
 
 * answers kept: the share of qa questions whose answer (right file, answer substring) is still in
   the top 5 after hits below the threshold are dropped;
@@ -32,7 +34,7 @@ import numpy as np  # noqa: E402
 from ragd.bootstrap import open_services  # noqa: E402
 from ragd.retrieve.pipeline import PipelineRequest  # noqa: E402
 from ragd.settings import Settings  # noqa: E402
-from ragd.types import Hit  # noqa: E402
+from ragd.types import Hit, SearchMode  # noqa: E402
 from relevance_fit import roc_auc  # noqa: E402
 from shared_qa import answered  # noqa: E402
 
@@ -47,32 +49,20 @@ def hit_rows(hits: tuple[Hit, ...]) -> list[dict[str, object]]:
     return [{"content": h.content, "meta": dict(h.meta), "relevance": h.relevance} for h in hits]
 
 
-async def ask(data_dir: Path, questions: list[str]) -> list[list[dict[str, object]]]:
+async def ask(data_dir: Path, questions: list[str], mode: SearchMode) -> list[list[dict[str, object]]]:
     async with open_services(Settings(data_dir=data_dir)) as services:
         out = []
         for question in questions:
-            request = PipelineRequest(collections=("qa",), queries=(question,), k=5)
+            request = PipelineRequest(collections=("qa",), queries=(question,), k=5, mode=mode)
             out.append(hit_rows((await services.pipeline.run(request)).hits))
         return out
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("documents", nargs="?", default="../shared/documents", type=Path)
-    parser.add_argument("--data-dir", type=Path)
-    parser.add_argument("--threshold", type=float, default=None, help="default: chat.min_score")
-    args = parser.parse_args()
-    qa = [json.loads(line) for line in (args.documents / "qa.jsonl").read_text().splitlines() if line]
-    off = [json.loads(line) for line in (ROOT / "bench/data/unanswerable.jsonl").read_text().splitlines()]
-    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="ragd-relevance-"))
-    if not data_dir.is_dir() or not any(data_dir.iterdir()):  # a new or empty data dir: index first
-        cmd = [sys.executable, "-m", "ragd.cli.app", "ingest", str(args.documents), "-c", "qa"]
-        subprocess.run([*cmd, "--data-dir", str(data_dir)], check=True)
-    answers = asyncio.run(ask(data_dir, [q["question"] for q in qa]))
-    silence = asyncio.run(ask(data_dir, [q["question"] for q in off]))
-    threshold = Settings().chat.min_score if args.threshold is None else args.threshold
+def report(
+    data_dir: Path, qa: list[dict[str, str]], off: list[dict[str, str]], mode: SearchMode, threshold: float
+) -> None:
+    answers = asyncio.run(ask(data_dir, [q["question"] for q in qa], mode))
+    silence = asyncio.run(ask(data_dir, [q["question"] for q in off], mode))
 
     def kept(t: float) -> float:
         found = [answered(above(hits, t), q) for q, hits in zip(qa, answers, strict=True)]
@@ -81,7 +71,7 @@ def main() -> int:
     def silenced(t: float) -> float:
         return sum(all(float(h["relevance"]) < t for h in hits) for hits in silence) / len(off)
 
-    print(f"{len(qa)} answerable, {len(off)} off-topic questions")
+    print(f"\n{mode.value}: {len(qa)} answerable, {len(off)} off-topic questions")
     print("threshold  answers kept  off-topic silenced")
     for t in sorted({*THRESHOLDS, threshold}):
         mark = "  <- default" if t == threshold else ""
@@ -98,6 +88,26 @@ def main() -> int:
         if answered(above(hits, threshold), q) is None:
             scores = [round(float(h["relevance"]), 2) for h in hits]
             print(f"  answer lost at {threshold}: {q['question']!r} {scores}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("documents", nargs="?", default="../shared/documents", type=Path)
+    parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("--threshold", type=float, default=None, help="default: chat.min_score")
+    parser.add_argument("--modes", nargs="+", default=["hybrid"], choices=[m.value for m in SearchMode])
+    args = parser.parse_args()
+    qa = [json.loads(line) for line in (args.documents / "qa.jsonl").read_text().splitlines() if line]
+    off = [json.loads(line) for line in (ROOT / "bench/data/unanswerable.jsonl").read_text().splitlines()]
+    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="ragd-relevance-"))
+    if not data_dir.is_dir() or not any(data_dir.iterdir()):  # a new or empty data dir: index first
+        cmd = [sys.executable, "-m", "ragd.cli.app", "ingest", str(args.documents), "-c", "qa"]
+        subprocess.run([*cmd, "--data-dir", str(data_dir)], check=True)
+    threshold = Settings().chat.min_score if args.threshold is None else args.threshold
+    for mode in args.modes:
+        report(data_dir, qa, off, SearchMode(mode), threshold)
     return 0
 
 

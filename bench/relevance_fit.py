@@ -1,34 +1,37 @@
-"""Fit the relevance calibration (ragd.retrieve.relevance): relevant answers versus off-topic hits.
+"""Fit the relevance calibration (ragd.retrieve.relevance) per evidence kind, check it per mode.
 
-    python bench/relevance_fit.py [../shared/datasets/scifact] [--data-dir .ragd-bench/scifact]
-                                  [--off-topic ../shared/datasets/cranfield ../shared/datasets/cisi ...]
+    python bench/relevance_rows.py            # once: the hits of every mode on the shared datasets
+    python bench/relevance_fit.py [--rows .ragd-bench/relevance_rows.json ...] [--floor 0.4]
 
-Indexes SciFact through the real pipeline (reused when the data dir already holds it).  Positives:
-the hits, among the top 10 of each SciFact *train* query (the test split is never looked at), whose
-document the train qrels judge relevant.  Negatives: the top 5 hits of other datasets' queries
-(aerodynamics, library science, German Wikipedia questions) against the SciFact index: off-topic by
-construction.  (SciFact's unjudged near misses are left out: they are on topic, so neither label
-fits them.)  The features are the ones ragd serves (:func:`ragd.retrieve.relevance.features`); a
-logistic regression (Newton's method, a small ridge) fits their weights.  Prints the weights to
-paste into ``relevance.py`` and the fit's ROC AUC.
+Reads the rows ``bench/relevance_rows.py`` wrote (one a hit: raw component scores, label).  Fits a
+logistic regression (Newton's method, a small ridge) for each evidence kind on SciFact's rows only:
+positives are the judged-relevant hits among the top 10 of its *train* queries (the test split is
+never fitted), negatives the top 5 hits of other datasets' queries against the SciFact index
+(off-topic by construction).  Prints the weights to paste into ``relevance.py``, then for every
+dataset and mode (hybrid, dense, sparse), with the weights in ``relevance.py`` now and the fitted
+ones:
+
+* answers kept: the share of the dataset's queries with a relevant hit in the top 10 that keep one
+  at or above the floor (SciFact: its test split);
+* off-topic silenced: the share of other datasets' queries left with no hit at the floor;
+* the median relevance of each query's best relevant hit, and the ROC AUC over all hits.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import json
 import sys
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from ragd.bootstrap import open_services
-from ragd.evaluation.beir import load_dataset
-from ragd.evaluation.runner import collection_for, index_dataset
-from ragd.retrieve.relevance import features
-from ragd.retrieve.search import SearchRequest
-from ragd.settings import Settings
-from ragd.types import SearchMode
+from ragd.retrieve.relevance import WEIGHTS, Evidence, evidence_for, features, relevance
+from ragd.types import ComponentScores, SearchMode
+
+Row = Mapping[str, object]
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, ridge: float = 1e-3, rounds: int = 50) -> np.ndarray:
@@ -59,60 +62,126 @@ def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
     return float((ranks[labels == 1].sum() - positives * (positives + 1) / 2) / (positives * negatives))
 
 
-async def collect(folder: Path, data_dir: Path, off_topic: list[Path]) -> tuple[np.ndarray, np.ndarray]:
-    data = load_dataset(folder, split="train")
-    async with open_services(Settings(data_dir=data_dir)) as services:
-        indexed = await index_dataset(services.ingestor, data)
-        await services.store.optimize()
-        print(f"indexed {indexed.documents} documents ({indexed.chunks} chunks) in {indexed.seconds:.0f} s")
-        rows, labels = [], []
-        for qid, text in data.queries.items():
-            request = SearchRequest(text, (collection_for(data),), k=10, mode=SearchMode.HYBRID)
-            hits = await services.retriever.search(request)
-            terms = len(services.sparse.embed_query(text).indices) if services.sparse else 0
-            relevant = {doc for doc, grade in data.qrels[qid].items() if grade > 0}
-            for hit in hits:
-                if str(hit.meta.get("file_id")) in relevant:
-                    rows.append(features(hit.scores, terms, dense_trusted=True))
-                    labels.append(1.0)
-        for other in off_topic:
-            queries = list(load_dataset(other).queries.values())[:300]
-            for text in queries:
-                request = SearchRequest(text, (collection_for(data),), k=5, mode=SearchMode.HYBRID)
-                hits = await services.retriever.search(request)
-                terms = len(services.sparse.embed_query(text).indices) if services.sparse else 0
-                for hit in hits:
-                    rows.append(features(hit.scores, terms, dense_trusted=_english(text)))
-                    labels.append(0.0)
-        return np.array(rows), np.array(labels)
+def evidence_of(row: Row) -> Evidence:
+    return evidence_for(SearchMode(str(row["mode"])), dense_trusted=bool(row["trusted"]))
 
 
-def _english(text: str) -> bool:
-    from ragd.language import detect_language
+def scores_of(row: Row) -> ComponentScores:
+    dense, sparse = row["dense"], row["sparse"]
+    return ComponentScores(
+        dense=float(dense) if isinstance(dense, int | float) else None,
+        sparse=float(sparse) if isinstance(sparse, int | float) else None,
+    )
 
-    return detect_language(text, default="en") == "en"
+
+#: each dataset's index size, for rows written before the rows held it (chunks = points)
+POINTS = {"scifact": 9808, "cranfield": 1856, "cisi": 1599, "xquad-de": 402}
+
+
+def points_of(row: Row) -> int:
+    points = row.get("points")
+    return points if isinstance(points, int) else POINTS.get(str(row["dataset"]), 0)
+
+
+def terms_of(row: Row) -> int:
+    terms = row["terms"]
+    return terms if isinstance(terms, int) else 0
+
+
+def fit(rows: Sequence[Row]) -> dict[Evidence, tuple[float, ...]]:
+    """The weights of each evidence kind, fitted on SciFact's train positives and off-topic hits."""
+    fitted = {}
+    for kind in Evidence:
+        chosen = [
+            r
+            for r in rows
+            if r["dataset"] == "scifact" and evidence_of(r) is kind and r["split"] in ("train", *_off(rows))
+        ]
+        if not chosen:
+            fitted[kind] = tuple(WEIGHTS[kind])
+            continue
+        x = np.array([features(scores_of(r), terms_of(r), kind, points_of(r)) for r in chosen])
+        y = np.array([float(r["label"]) for r in chosen])  # type: ignore[arg-type]
+        fitted[kind] = tuple(round(float(w), 4) for w in fit_logistic(x, y))
+        print(f"{kind.value}: {len(y)} hits, {int(y.sum())} relevant; weights {fitted[kind]}")
+    return fitted
+
+
+def _off(rows: Sequence[Row]) -> set[str]:
+    return {str(r["split"]) for r in rows if str(r["split"]).startswith("off:")}
+
+
+#: the one model of before 2026-11-27 (bias, cosine, BM25 per term, has dense, has sparse), whatever the mode
+ONE_MODEL = (-12.6818, 27.3620, 4.8581, -0.6324, -2.6287)
+
+
+def one_model(row: Row) -> float:
+    """The relevance the single hybrid-fitted model gave: a mode's missing score counted as absent."""
+    scores, trusted = scores_of(row), bool(row["trusted"]) or row["mode"] != "hybrid"
+    dense = scores.dense if trusted else None
+    x = (
+        dense or 0.0,
+        features(scores, terms_of(row), Evidence.BOTH)[1],
+        float(dense is not None),
+        float(scores.sparse is not None),
+    )
+    return float(1 / (1 + np.exp(-(ONE_MODEL[0] + np.dot(ONE_MODEL[1:], x)))))
+
+
+def calibrated(weights: Mapping[Evidence, Sequence[float]]) -> Callable[[Row], float]:
+    return lambda r: relevance(scores_of(r), terms_of(r), evidence_of(r), points_of(r), weights=weights)
+
+
+def report(rows: Sequence[Row], value_of: Callable[[Row], float], floor: float, label: str) -> None:
+    print(f"\n{label}: floor {floor}")
+    print("dataset    mode    answers kept  off-topic silenced  median best relevant  AUC")
+    groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for r in rows:
+        groups[(str(r["dataset"]), str(r["mode"]))].append(r)
+    by_mode = groups.copy()
+    for (dataset, mode), group in sorted(groups.items()):
+        checked = "test" if dataset == "scifact" else None
+        best: dict[str, float] = {}
+        loudest: dict[str, float] = defaultdict(float)
+        values, labels = [], []
+        for r in group:
+            split = str(r["split"])
+            value = value_of(r)
+            if split.startswith("off:"):
+                key = f"{split}|{r['query']}"
+                loudest[key] = max(loudest[key], value)
+            elif checked in (None, split):
+                best[str(r["query"])] = max(best.get(str(r["query"]), 0.0), value)
+            else:
+                continue
+            values.append(value)
+            labels.append(float(r["label"]))  # type: ignore[arg-type]
+        # a query with no hit at all (BM25 matched no word) has no row: count it from the dense rows,
+        # which always have k hits
+        asked = len({f"{r['split']}|{r['query']}" for r in by_mode[(dataset, "dense")] if r["label"] == 0})
+        asked = max(asked, len(loudest))
+        kept = sum(v >= floor for v in best.values()) / max(1, len(best))
+        silenced = 1 - sum(v >= floor for v in loudest.values()) / max(1, asked)
+        median = float(np.median(list(best.values()))) if best else 0.0
+        auc = roc_auc(np.array(values), np.array(labels)) if 0 < sum(labels) < len(labels) else float("nan")
+        print(
+            f"{dataset:10} {mode:7} {kept:11.1%} ({len(best):4}) {silenced:8.1%} ({asked:4})"
+            f" {median:21.3f} {auc:5.3f}"
+        )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("dataset", nargs="?", default="../shared/datasets/scifact", type=Path)
-    parser.add_argument("--data-dir", default=".ragd-bench/scifact", type=Path)
-    shared = Path("../shared/datasets")
-    parser.add_argument(
-        "--off-topic",
-        nargs="*",
-        type=Path,
-        default=[shared / "cranfield", shared / "cisi", shared / "xquad-de"],
-    )
+    parser.add_argument("--rows", nargs="+", default=[Path(".ragd-bench/relevance_rows.json")], type=Path)
+    parser.add_argument("--floor", type=float, default=0.4)
     args = parser.parse_args()
-    x, y = asyncio.run(collect(args.dataset, args.data_dir, args.off_topic))
-    weights = fit_logistic(x, y)
-    scores = 1 / (1 + np.exp(-(np.hstack([np.ones((len(x), 1)), x]) @ weights)))
-    print(f"{len(y)} hits, {int(y.sum())} relevant; ROC AUC of the fitted relevance {roc_auc(scores, y):.3f}")
-    print("weights (bias, " + ", ".join(f"w{i}" for i in range(1, len(weights))) + "):")
-    print("    " + ", ".join(f"{w:.4f}" for w in weights))
+    rows: list[Row] = [row for path in args.rows for row in json.loads(path.read_text())]
+    fitted = fit(rows)
+    report(rows, one_model, args.floor, "one model for every mode (before 2026-11-27)")
+    report(rows, calibrated(WEIGHTS), args.floor, "weights in ragd/retrieve/relevance.py")
+    report(rows, calibrated(fitted), args.floor, "fitted weights")
     return 0
 
 

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ragd.retrieve.ranking import apply_rerank
-from ragd.retrieve.relevance import above, features, relevance, reranker_relevance, with_relevance
-from ragd.types import ComponentScores, Hit
+from ragd.retrieve.relevance import (
+    Evidence,
+    above,
+    evidence_for,
+    features,
+    relevance,
+    reranker_relevance,
+    with_relevance,
+)
+from ragd.types import ComponentScores, Hit, SearchMode
 
 cosines = st.one_of(st.none(), st.floats(-1, 1))
 bm25s = st.one_of(st.none(), st.floats(0, 500))
@@ -19,44 +28,77 @@ def _hit(hit_id: str, dense: float | None, sparse: float | None, score: float = 
     )
 
 
-@given(cosines, bm25s, st.integers(0, 40), st.booleans())
+@given(cosines, bm25s, st.integers(0, 40), st.sampled_from(Evidence))
 def test_relevance_is_a_probability(
-    dense: float | None, sparse: float | None, terms: int, trusted: bool
+    dense: float | None, sparse: float | None, terms: int, evidence: Evidence
 ) -> None:
-    value = relevance(ComponentScores(dense=dense, sparse=sparse), terms, dense_trusted=trusted)
+    value = relevance(ComponentScores(dense=dense, sparse=sparse), terms, evidence)
     assert 0.0 <= value <= 1.0
 
 
-@given(st.floats(-1, 0.99), st.floats(0.001, 0.5), bm25s, st.integers(1, 20))
-def test_more_similar_is_more_relevant(cosine: float, step: float, sparse: float | None, terms: int) -> None:
-    low = relevance(ComponentScores(dense=cosine, sparse=sparse), terms, dense_trusted=True)
-    high = relevance(ComponentScores(dense=min(1.0, cosine + step), sparse=sparse), terms, dense_trusted=True)
+@given(
+    st.floats(-1, 0.99),
+    st.floats(0.001, 0.5),
+    bm25s,
+    st.integers(1, 20),
+    st.sampled_from([Evidence.BOTH, Evidence.DENSE]),
+)
+def test_more_similar_is_more_relevant(
+    cosine: float, step: float, sparse: float | None, terms: int, evidence: Evidence
+) -> None:
+    low = relevance(ComponentScores(dense=cosine, sparse=sparse), terms, evidence)
+    high = relevance(ComponentScores(dense=min(1.0, cosine + step), sparse=sparse), terms, evidence)
     assert high >= low
 
 
-@given(st.floats(0, 200), st.floats(0.01, 50), st.floats(-1, 1), st.integers(1, 20))
-def test_more_bm25_evidence_is_more_relevant(sparse: float, step: float, cosine: float, terms: int) -> None:
-    low = relevance(ComponentScores(dense=cosine, sparse=sparse), terms, dense_trusted=True)
-    high = relevance(ComponentScores(dense=cosine, sparse=sparse + step), terms, dense_trusted=True)
+@given(
+    st.floats(0, 200),
+    st.floats(0.01, 50),
+    st.floats(-1, 1),
+    st.integers(1, 20),
+    st.sampled_from([Evidence.BOTH, Evidence.SPARSE]),
+)
+def test_more_bm25_evidence_is_more_relevant(
+    sparse: float, step: float, cosine: float, terms: int, evidence: Evidence
+) -> None:
+    low = relevance(ComponentScores(dense=cosine, sparse=sparse), terms, evidence)
+    high = relevance(ComponentScores(dense=cosine, sparse=sparse + step), terms, evidence)
     assert high >= low
 
 
 def test_relevance_does_not_depend_on_the_other_hits() -> None:
-    alone = with_relevance([_hit("a", 0.62, 30.0)], 5, dense_trusted=True)
+    alone = with_relevance([_hit("a", 0.62, 30.0)], 5, Evidence.BOTH)
     crowd = with_relevance(
-        [_hit("x", 0.9, 80.0), _hit("a", 0.62, 30.0), _hit("y", 0.1, None)], 5, dense_trusted=True
+        [_hit("x", 0.9, 80.0), _hit("a", 0.62, 30.0), _hit("y", 0.1, None)], 5, Evidence.BOTH
     )
     assert alone[0].relevance == crowd[1].relevance
     assert [h.id for h in crowd] == ["x", "a", "y"], "order is untouched"
 
 
+@pytest.mark.parametrize(
+    ("mode", "trusted", "evidence"),
+    [
+        (SearchMode.HYBRID, True, Evidence.BOTH),
+        (SearchMode.HYBRID, False, Evidence.SPARSE),
+        (SearchMode.DENSE, True, Evidence.DENSE),
+        (SearchMode.DENSE, False, Evidence.DENSE),
+        (SearchMode.SPARSE, True, Evidence.SPARSE),
+        (SearchMode.SPARSE, False, Evidence.SPARSE),
+    ],
+)
+def test_each_mode_has_its_evidence(mode: SearchMode, trusted: bool, evidence: Evidence) -> None:
+    assert evidence_for(mode, dense_trusted=trusted) is evidence
+
+
 def test_an_untrusted_dense_score_is_ignored() -> None:
     """A query in a language the dense model was not trained on: only BM25 evidence counts."""
-    scores = ComponentScores(dense=0.9, sparse=20.0)
-    assert relevance(scores, 4, dense_trusted=False) == relevance(
-        ComponentScores(dense=None, sparse=20.0), 4, dense_trusted=True
+    evidence = evidence_for(SearchMode.HYBRID, dense_trusted=False)
+    assert relevance(ComponentScores(dense=0.9, sparse=20.0), 4, evidence) == relevance(
+        ComponentScores(dense=-0.2, sparse=20.0), 4, evidence
     )
-    assert features(scores, 4, dense_trusted=False)[0] == 0.0
+    assert features(ComponentScores(dense=0.9, sparse=20.0), 4, evidence) == features(
+        ComponentScores(dense=None, sparse=20.0), 4, evidence
+    )
 
 
 def test_a_reranker_score_is_the_relevance() -> None:

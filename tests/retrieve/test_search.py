@@ -38,6 +38,9 @@ class CountingStore:
         self.calls.append("search")
         return await self.inner.search(query)
 
+    async def count(self, flt: PointFilter) -> int:
+        return await self.inner.count(flt)
+
     async def search_after(self, prepare: Callable[[], StoreQuery]) -> tuple[StoreQuery, list[Hit]]:
         query, hits = await self.inner.search_after(prepare)
         self.queries.append(query)

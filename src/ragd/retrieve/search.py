@@ -4,7 +4,8 @@ query -> embed (dense and/or sparse) -> store.search (both lists, fused: convex 
       -> normalise scores -> de-duplicate -> top k -> relevance (calibrated, absolute)
 
 Hybrid searches always ask the engine for each hit's dense and BM25 scores too (the
-``explain`` batch): a hit's relevance is computed from them (:mod:`ragd.retrieve.relevance`).
+``explain`` batch): a hit's relevance is computed from them (:mod:`ragd.retrieve.relevance`);
+dense and sparse searches have one of the two, and their relevance its own calibration.
 
 With the local model and the embedded engine (the default), a search that finds the model idle
 embeds its query and runs the engine query back to back on one of the store's worker threads:
@@ -35,12 +36,15 @@ from ragd.retrieve.ranking import (
     prefetch_limit,
     result_limit,
 )
-from ragd.retrieve.relevance import with_relevance
+from ragd.retrieve.relevance import Evidence, evidence_for, with_relevance
 from ragd.settings import RetrievalSettings
 from ragd.store.base import InProcessSearch, VectorStore
 from ragd.types import DenseVector, FusionParams, Hit, PointFilter, SearchMode, SparseVector, StoreQuery
 
 log = logging.getLogger(__name__)
+
+#: how long the index's point count (BM25's N, which BM25-alone relevance reads) is reused, seconds
+INDEX_POINTS_TTL = 60.0
 
 #: reports how long a stage of a search took: ``embed_sparse``, ``embed_dense``, ``qdrant``
 StageTimer = Callable[[str, float], None]
@@ -88,6 +92,7 @@ class Retriever:
         self._sparse = sparse
         self._settings = settings
         self._languages = tuple(model_languages)
+        self._points: tuple[float, int] | None = None  # (when counted, how many points)
         if sparse is None:
             log.warning("sparse vectors are disabled (RAGD_SPARSE__ENABLED=false): hybrid searches run dense")
         # the local model and the embedded engine: embed and search on one worker thread
@@ -166,7 +171,16 @@ class Retriever:
             ranked = [replace(h, space=space) for h in ranked]
         terms = len(sparse_vec.indices) if sparse_vec is not None else 0
         trusted = request.mode is not SearchMode.HYBRID or dense_understands(language, model_languages)
-        return with_relevance(ranked[:want], terms, dense_trusted=trusted)
+        evidence = evidence_for(request.mode, dense_trusted=trusted)
+        points = await self._index_points() if evidence is Evidence.SPARSE and ranked else 0
+        return with_relevance(ranked[:want], terms, evidence, points)
+
+    async def _index_points(self) -> int:
+        """How many points the index holds (the N of BM25's IDF), counted at most once a minute."""
+        now = time.monotonic()
+        if self._points is None or now - self._points[0] > INDEX_POINTS_TTL:
+            self._points = (now, await self._store.count(PointFilter()))
+        return self._points[1]
 
     def _fusion(
         self, request: SearchRequest, language: str | None, model_languages: Sequence[str]
