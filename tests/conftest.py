@@ -73,3 +73,12 @@ def catalog_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return f"sqlite+aiosqlite:///{tmp_path / 'ragd.db'}"
     url: str = request.getfixturevalue("postgres_url")
     return url
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/ui drives a browser: mark it, so ``-m "not browser"`` (the fast tier,
+    ``python3 dev.py test --fast``) leaves them out without each module having to say so."""
+    browser = pytest.mark.browser
+    for item in items:
+        if "ui" in item.path.relative_to(REPO).parts[1:2]:
+            item.add_marker(browser)

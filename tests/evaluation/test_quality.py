@@ -1,7 +1,20 @@
-"""Retrieval quality on real benchmarks, through the real pipeline (the issue's acceptance bars).
+"""Retrieval quality on real benchmarks, through the real pipeline (the acceptance bars).
 
-SciFact: hybrid nDCG@10 >= 0.73 (convex fusion, measured 0.7337; reference runs here: BM25 0.679,
-MiniLM dense 0.645, their RRF 0.715; ragd's RRF 0.7142).
+The suite's gate runs SciFact on a fixed sample of its corpus (``sample_corpus``: every document
+judged for the 300 test queries, then others by SHA-256 of their id, 2,000 documents in all), so it
+costs a third of the full corpus's embedding and keeps its shape. Measured 2026-11-27
+(docs/benchmarks.md, "The suite's SciFact sample"), nDCG@10:
+
+=============  ======  ======  ===========  ================
+corpus         dense   BM25    hybrid RRF   hybrid (default)
+=============  ======  ======  ===========  ================
+full (5,183)   0.6548  0.6887  0.7142       0.7337
+sample (2,000) 0.7433  0.7574  0.7854       0.8031
+=============  ======  ======  ===========  ================
+
+Same order, nearly the same gaps (default − RRF 0.020 / 0.018, RRF − BM25 0.026 / 0.028): the
+sample's figures are higher (fewer distractors) and are compared only with the sample's.
+``RAGD_FULL_EVAL=1`` also runs the full corpus (about ten minutes on 2 cores) against its own bar.
 XQuAD-de: the English dense model is weak on German; hybrid must not fall below BM25 (0.9417 vs 0.9338).
 """
 
@@ -13,20 +26,31 @@ from pathlib import Path
 import pytest
 
 from ragd.bootstrap import open_services
-from ragd.evaluation.beir import load_dataset
+from ragd.evaluation.beir import Dataset, load_dataset
 from ragd.evaluation.runner import ModeResult, evaluate_mode, index_dataset
-from ragd.settings import EmbeddingSettings, Settings
-from ragd.types import SearchMode
+from ragd.settings import EmbeddingSettings, RetrievalSettings, Settings
+from ragd.types import FusionMethod, SearchMode
 from tests.conftest import shared_path
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared]
 
+#: the gate's sample of SciFact: see the module docstring and docs/benchmarks.md
+SCIFACT_SAMPLE_DOCS = 2000
+
 
 async def run_eval(
-    name: str, data_dir: Path, cache: Path, modes: tuple[SearchMode, ...] = tuple(SearchMode)
+    dataset: Dataset,
+    data_dir: Path,
+    cache: Path,
+    modes: tuple[SearchMode, ...] = tuple(SearchMode),
+    retrieval: RetrievalSettings | None = None,
 ) -> dict[SearchMode, ModeResult]:
-    dataset = load_dataset(shared_path("datasets", name))
-    settings = Settings(data_dir=data_dir, embedding=EmbeddingSettings(cache_dir=cache))
+    """Index ``dataset`` in ``data_dir`` (already indexed documents are skipped) and score ``modes``."""
+    settings = Settings(
+        data_dir=data_dir,
+        embedding=EmbeddingSettings(cache_dir=cache),
+        retrieval=retrieval or RetrievalSettings(),
+    )
     async with open_services(settings) as services:
         indexed = await index_dataset(services.ingestor, dataset)
         assert indexed.documents + indexed.empty == len(dataset.corpus)
@@ -34,12 +58,36 @@ async def run_eval(
         return {m: await evaluate_mode(services.pipeline, dataset, m) for m in modes}
 
 
+async def test_scifact_sample_hybrid_beats_both_paths_and_rrf(tmp_path: Path, model_cache: Path) -> None:
+    dataset = load_dataset(shared_path("datasets", "scifact"), sample_docs=SCIFACT_SAMPLE_DOCS)
+    results = await run_eval(dataset, tmp_path, model_cache)
+    # the same index and lists, fused by plain RRF (the engine's): the default must not lose to it
+    rrf = await run_eval(
+        dataset,
+        tmp_path,
+        model_cache,
+        (SearchMode.HYBRID,),
+        RetrievalSettings(fusion=FusionMethod.RRF, vector_weight=0.5),
+    )
+    hybrid, dense, sparse = (
+        results[m].ndcg_at_10 for m in (SearchMode.HYBRID, SearchMode.DENSE, SearchMode.SPARSE)
+    )
+    plain = rrf[SearchMode.HYBRID].ndcg_at_10
+    print(f"scifact sample nDCG@10 hybrid={hybrid:.4f} rrf={plain:.4f} dense={dense:.4f} sparse={sparse:.4f}")
+    assert dense >= 0.73, "measured 0.7433"
+    assert sparse >= 0.745, "measured 0.7574"
+    assert hybrid >= 0.79, "measured 0.8031"
+    assert hybrid > plain > max(dense, sparse)
+    assert results[SearchMode.HYBRID].recall_at_100 >= 0.98, "measured 0.987"
+
+
 @pytest.mark.skipif(
     not os.environ.get("RAGD_FULL_EVAL"),
-    reason="SciFact embeds 5,183 abstracts (minutes on 2 cores): set RAGD_FULL_EVAL=1 to run it",
+    reason="the full SciFact corpus embeds 5,183 abstracts (about ten minutes on 2 cores): "
+    "set RAGD_FULL_EVAL=1 to run it; the suite's gate is the sample above",
 )
 async def test_scifact_hybrid_beats_both_paths_and_reaches_the_bar(tmp_path: Path, model_cache: Path) -> None:
-    results = await run_eval("scifact", tmp_path, model_cache)
+    results = await run_eval(load_dataset(shared_path("datasets", "scifact")), tmp_path, model_cache)
     hybrid, dense, sparse = (
         results[m].ndcg_at_10 for m in (SearchMode.HYBRID, SearchMode.DENSE, SearchMode.SPARSE)
     )
@@ -53,7 +101,8 @@ async def test_scifact_hybrid_beats_both_paths_and_reaches_the_bar(tmp_path: Pat
 
 async def test_xquad_de_hybrid_stays_with_bm25(tmp_path: Path, model_cache: Path) -> None:
     # dense alone (0.704 here) is not part of the bar: not evaluated, to keep the suite short
-    results = await run_eval("xquad-de", tmp_path, model_cache, (SearchMode.HYBRID, SearchMode.SPARSE))
+    dataset = load_dataset(shared_path("datasets", "xquad-de"))
+    results = await run_eval(dataset, tmp_path, model_cache, (SearchMode.HYBRID, SearchMode.SPARSE))
     hybrid, sparse = results[SearchMode.HYBRID].ndcg_at_10, results[SearchMode.SPARSE].ndcg_at_10
     print(f"xquad-de nDCG@10 hybrid={hybrid:.4f} sparse={sparse:.4f}")
     assert sparse >= 0.9, "German stemming and stop words make BM25 strong here (reference 0.941)"
