@@ -15,6 +15,7 @@ exception handler and the CLI prints ``code: message``.
     │   ├── Conflict (CONFLICT, 409)
     │   ├── PayloadTooLarge (FILE_TOO_LARGE, 413)
     │   ├── InvalidLink (INVALID_LINK, 400)              a crawled page points at a URL no client can fetch
+    │   ├── InvalidText (INVALID_TEXT, 422)              a lone surrogate or a NUL in a request's text
     │   ├── UnsupportedMediaType (UNSUPPORTED_MEDIA_TYPE, 415)  the request's Content-Type
     │   └── UnsupportedType (UNSUPPORTED_TYPE, 415)             a file ragd cannot read
     ├── ExtractionError (EXTRACTION_FAILED, 422)
@@ -108,6 +109,13 @@ class InvalidLink(InvalidRequest):
 
     code = "INVALID_LINK"
     permanent = True
+
+
+class InvalidText(InvalidRequest):
+    """A request's text no store can hold: not UTF-8, a lone UTF-16 surrogate, a NUL."""
+
+    code = "INVALID_TEXT"
+    http_status = 422
 
 
 class UnsupportedMediaType(InvalidRequest):

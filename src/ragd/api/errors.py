@@ -37,6 +37,7 @@ from ragd.errors import (
     ExtractionError,
     Forbidden,
     InvalidRequest,
+    InvalidText,
     MissingDependency,
     NotReady,
     ObjectFetchFailed,
@@ -65,6 +66,7 @@ _HTTP_CODES = {
 
 # (error class, status, code) in lookup order: the first isinstance match wins.
 _COMPAT: tuple[tuple[type[RagError], int, str], ...] = (
+    (InvalidText, 422, "INVALID_REQUEST"),  # FastAPI's status for a body it cannot take
     (PayloadTooLarge, 413, "INVALID_REQUEST"),
     (UnsupportedMediaType, 415, "INVALID_REQUEST"),
     (UnsupportedType, 422, "EXTRACTION_FAILED"),

@@ -13,7 +13,12 @@ and parsed first (+580 MB of RSS), then refused.  :class:`BodyGate` wraps the AS
   more than ``server.max_json_bytes`` (counted as it streams in; never buffered whole);
 * on the routes whose body is a file (``file_routes``: ``PUT /process``), whatever its
   Content-Type, answers 413 ``FILE_TOO_LARGE`` over that route's limit
-  (``extract.max_file_bytes``) instead — a ``.json`` upload is a file, not a JSON request.
+  (``extract.max_file_bytes``) instead — a ``.json`` upload is a file, not a JSON request;
+* answers 422 ``INVALID_TEXT`` when a JSON body (a JSON Content-Type, or none: FastAPI parses
+  those as JSON too) is not UTF-8 or spells a lone surrogate or a NUL
+  (:mod:`ragd.api.text_check`), as the piece that holds it arrives.
+
+A URL whose path or query holds a NUL (``%00``) is a 422 ``INVALID_TEXT`` before any route runs.
 
 Paths under a ``keyless`` prefix (the web UI's ``/ui``: its pages and its sign-in, which carries
 the key in its body) get no key check, and any body over :data:`KEYLESS_BODY_BYTES` (whatever its
@@ -31,9 +36,14 @@ import hmac
 from collections.abc import Awaitable, Callable, Mapping
 
 from fastapi import HTTPException
+from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragd.api.auth import TENANT_KEY_PREFIX
+from ragd.api.errors import COMPAT_PREFIX, OPENAI_PREFIX
+from ragd.api.openai_wire import error_body as openai_error_body
+from ragd.api.text_check import JsonTextCheck, nul_in_url
+from ragd.errors import InvalidRequest, InvalidText
 from ragd.settings import ServerSettings
 
 #: the most a request may send where no key is asked for (the UI's sign-in body is ``{"key": "…"}``)
@@ -62,14 +72,19 @@ class BodyGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {name.lower(): value for name, value in scope["headers"]}
         path = scope["path"]
+        if nul_in_url(path, scope.get("query_string", b"")):
+            await _refuse(scope, send, InvalidText("the URL holds a NUL character (%00)"))
+            return
+        headers = {name.lower(): value for name, value in scope["headers"]}
         file_limit = self._file_limits.get(path)
-        json_body = b"json" in headers.get(b"content-type", b"").lower()
+        content_type = headers.get(b"content-type", b"").lower()
+        json_body = file_limit is None and (b"json" in content_type or not content_type)  # FastAPI's rule
         limit = file_limit if file_limit is not None else self._limit if json_body else None
         keyless = any(path == p or path.startswith(p + "/") for p in self._keyless)
         if keyless:
             limit, file_limit = KEYLESS_BODY_BYTES, None
+        text = JsonTextCheck() if json_body else None
         state = {"checked": False, "seen": 0}
 
         async def gated() -> Message:
@@ -80,10 +95,13 @@ class BodyGate:
                 if limit is not None and _declared(headers) > limit:
                     raise self._too_large(limit, file_limit, keyless=keyless)
             message = await receive()
-            if limit is not None and message["type"] == "http.request":
-                state["seen"] += len(message.get("body", b""))
-                if state["seen"] > limit:
+            if message["type"] == "http.request":
+                body = message.get("body", b"")
+                state["seen"] += len(body)
+                if limit is not None and state["seen"] > limit:
                     raise self._too_large(limit, file_limit, keyless=keyless)
+                if text is not None:
+                    _check_text(text, body, path, final=not message.get("more_body", False))
             return message
 
         await self.app(scope, gated, send)
@@ -123,6 +141,36 @@ def _file_too_large(limit: int) -> dict[str, object]:
         "code": "FILE_TOO_LARGE",
         "hint": "raise RAGD_EXTRACT__MAX_FILE_BYTES",
     }
+
+
+def _check_text(check: JsonTextCheck, body: bytes, path: str, *, final: bool) -> None:
+    try:
+        check.feed(body, final=final)
+    except InvalidText as exc:
+        raise HTTPException(status_code=exc.http_status, detail=_envelope(exc, path)) from exc
+
+
+def _envelope(exc: InvalidText, path: str) -> dict[str, object]:
+    """ragd's error envelope; the ingestion-service surface keeps its own code, ragd's in ``reason``."""
+    detail: dict[str, object] = {"status": False, "error": exc.message, "code": exc.code}
+    if path.startswith(COMPAT_PREFIX):
+        detail |= {"code": InvalidRequest.code, "reason": exc.code}
+    if exc.hint:
+        detail["hint"] = exc.hint
+    return detail
+
+
+async def _refuse(scope: Scope, send: Send, exc: InvalidText) -> None:
+    """Answer before any route runs, in the shape of the surface the request came to."""
+    if scope["path"].startswith(OPENAI_PREFIX):
+        body = openai_error_body(exc.http_status, exc.message, exc.code)
+    else:
+        body = {"detail": _envelope(exc, scope["path"])}
+    await JSONResponse(body, status_code=exc.http_status)(scope, _no_body, send)
+
+
+async def _no_body() -> Message:
+    return {"type": "http.request", "body": b"", "more_body": False}
 
 
 def _declared(headers: dict[bytes, bytes]) -> int:

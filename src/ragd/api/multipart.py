@@ -3,7 +3,8 @@
 A request body is parsed chunk by chunk with python-multipart's streaming parser,
 so an upload never sits whole in memory, and one that passes the size limit is
 refused (413) as soon as the limit is crossed — not after it has been spooled.
-Text fields are bounded too.  Temporary files live in a directory the caller
+Text fields are bounded too, and a NUL in one (or in a file name) is ``INVALID_TEXT``
+(:mod:`ragd.api.text_check` says why).  Temporary files live in a directory the caller
 owns and removes.
 """
 
@@ -18,7 +19,7 @@ from typing import IO
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
-from ragd.errors import InvalidRequest, PayloadTooLarge
+from ragd.errors import InvalidRequest, InvalidText, PayloadTooLarge
 
 MAX_FIELD_BYTES = 64 * 1024
 MAX_PARTS = 200
@@ -98,7 +99,7 @@ class _FormBuilder:
         raw_filename = params.get(b"filename")
         part.content_type = part.headers.get("content-type") or None
         if raw_filename is not None:
-            part.filename = raw_filename.decode("utf-8", "replace")
+            part.filename = _text(raw_filename.decode("utf-8", "replace"), "a file name")
             part.path = self._tmp / f"upload-{self._parts}"
             part.sink = part.path.open("wb")
 
@@ -125,11 +126,20 @@ class _FormBuilder:
                 UploadedFile(part.name, part.filename or "", part.path, part.size, part.content_type)
             )
         else:
-            self.form.fields[part.name] = part.buffer.decode("utf-8", "replace")
+            self.form.fields[part.name] = _text(
+                part.buffer.decode("utf-8", "replace"), f"field {part.name!r}"
+            )
 
     def close(self) -> None:
         if self._part.sink is not None:
             self._part.sink.close()
+
+
+def _text(value: str, what: str) -> str:
+    """A decoded text part (no surrogate survives decoding with replacement, but NUL does)."""
+    if "\x00" in value:
+        raise InvalidText(f"{what} holds a NUL character")
+    return value
 
 
 def boundary_of(content_type: str) -> bytes:
