@@ -7,7 +7,10 @@ Reads the rows ``bench/relevance_rows.py`` wrote (one a hit: raw component score
 logistic regression (Newton's method, a small ridge) for each evidence kind on SciFact's rows only:
 positives are the judged-relevant hits among the top 10 of its *train* queries (the test split is
 never fitted), negatives the top 5 hits of other datasets' queries against the SciFact index
-(off-topic by construction).  Prints the weights to paste into ``relevance.py``, then for every
+(off-topic by construction).  Hybrid hits train ``both``, dense hits ``dense``, and sparse hits
+the BM25-alone ``sparse`` kind (their BM25 score only: served, it judges the queries the dense
+model does not understand; a sparse search in a known language is judged like a hybrid one, its
+hits given their cosine).  Prints the weights to paste into ``relevance.py``, then for every
 dataset and mode (hybrid, dense, sparse), with the weights in ``relevance.py`` now and the fitted
 ones:
 
@@ -66,6 +69,14 @@ def evidence_of(row: Row) -> Evidence:
     return evidence_for(SearchMode(str(row["mode"])), dense_trusted=bool(row["trusted"]))
 
 
+def fitted_on(row: Row) -> Evidence | None:
+    """Which kind a row's hit trains: hybrid hits of a language the model knows train ``both``,
+    dense hits ``dense``, sparse hits (their BM25 score alone) ``sparse``."""
+    if row["mode"] == "hybrid":
+        return Evidence.BOTH if row["trusted"] else None
+    return Evidence.DENSE if row["mode"] == "dense" else Evidence.SPARSE
+
+
 def scores_of(row: Row) -> ComponentScores:
     dense, sparse = row["dense"], row["sparse"]
     return ComponentScores(
@@ -95,7 +106,7 @@ def fit(rows: Sequence[Row]) -> dict[Evidence, tuple[float, ...]]:
         chosen = [
             r
             for r in rows
-            if r["dataset"] == "scifact" and evidence_of(r) is kind and r["split"] in ("train", *_off(rows))
+            if r["dataset"] == "scifact" and fitted_on(r) is kind and r["split"] in ("train", *_off(rows))
         ]
         if not chosen:
             fitted[kind] = tuple(WEIGHTS[kind])

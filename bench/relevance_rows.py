@@ -46,7 +46,9 @@ def splits(folder: Path) -> list[str]:
     return sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
 
 
-async def collect(root: Path, data_root: Path, name: str) -> list[dict[str, object]]:
+async def collect(
+    root: Path, data_root: Path, name: str, modes: tuple[SearchMode, ...] = MODES
+) -> list[dict[str, object]]:
     folder = root / name
     own = {split: load_dataset(folder, split=split) for split in splits(folder)}
     first = next(iter(own.values()))
@@ -91,7 +93,7 @@ async def collect(root: Path, data_root: Path, name: str) -> list[dict[str, obje
                 "points": points,
             }
 
-        for mode in MODES:
+        for mode in modes:
             for split, data in own.items():
                 for qid, text in list(data.queries.items())[
                     : (None if name == "scifact" and split == "train" else OWN_QUERIES)
@@ -116,10 +118,11 @@ def main() -> int:
     parser.add_argument("--data-root", default=Path(".ragd-bench"), type=Path)
     parser.add_argument("--out", default=Path(".ragd-bench/relevance_rows.json"), type=Path)
     parser.add_argument("--only", nargs="*", default=list(NAMES))
+    parser.add_argument("--modes", nargs="*", default=[m.value for m in MODES])
     args = parser.parse_args()
     rows: list[dict[str, object]] = []
     for name in args.only:
-        rows += asyncio.run(collect(args.datasets, args.data_root, name))
+        rows += asyncio.run(collect(args.datasets, args.data_root, name, tuple(map(SearchMode, args.modes))))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(rows))
     print(f"{len(rows)} rows -> {args.out}")

@@ -14,6 +14,7 @@ from ragd.retrieve.relevance import (
     features,
     relevance,
     reranker_relevance,
+    with_cosines,
     with_relevance,
 )
 from ragd.types import ComponentScores, Hit, SearchMode
@@ -82,12 +83,25 @@ def test_relevance_does_not_depend_on_the_other_hits() -> None:
         (SearchMode.HYBRID, False, Evidence.SPARSE),
         (SearchMode.DENSE, True, Evidence.DENSE),
         (SearchMode.DENSE, False, Evidence.DENSE),
-        (SearchMode.SPARSE, True, Evidence.SPARSE),
+        (SearchMode.SPARSE, True, Evidence.BOTH),
         (SearchMode.SPARSE, False, Evidence.SPARSE),
     ],
 )
 def test_each_mode_has_its_evidence(mode: SearchMode, trusted: bool, evidence: Evidence) -> None:
     assert evidence_for(mode, dense_trusted=trusted) is evidence
+
+
+def test_a_sparse_hit_gets_the_cosine_of_its_stored_vector() -> None:
+    stored = Hit(
+        id="a", content="a", meta={}, score=1.0, scores=ComponentScores(sparse=12.0), vector=[0.6, 0.8]
+    )
+    known = Hit(id="b", content="b", meta={}, score=0.5, scores=ComponentScores(dense=0.3, sparse=9.0))
+    bare = Hit(id="c", content="c", meta={}, score=0.2, scores=ComponentScores(sparse=3.0))
+    a, b, c = with_cosines([stored, known, bare], [3.0, 4.0])  # not a unit vector: normalised first
+    assert a.scores.dense == pytest.approx(1.0)
+    assert a.scores.sparse == 12.0
+    assert (b, c) == (known, bare), "a known cosine is kept; no stored vector, no cosine"
+    assert with_cosines([stored], [0.0, 0.0]) == [stored]
 
 
 def test_an_untrusted_dense_score_is_ignored() -> None:

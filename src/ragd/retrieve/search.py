@@ -5,7 +5,8 @@ query -> embed (dense and/or sparse) -> store.search (both lists, fused: convex 
 
 Hybrid searches always ask the engine for each hit's dense and BM25 scores too (the
 ``explain`` batch): a hit's relevance is computed from them (:mod:`ragd.retrieve.relevance`);
-dense and sparse searches have one of the two, and their relevance its own calibration.
+a sparse search embeds the query too, once it has its hits, and gives them their cosine (the
+relevance of a hybrid search); a dense search has no BM25 score, and its own calibration.
 
 With the local model and the embedded engine (the default), a search that finds the model idle
 embeds its query and runs the engine query back to back on one of the store's worker threads:
@@ -36,7 +37,7 @@ from ragd.retrieve.ranking import (
     prefetch_limit,
     result_limit,
 )
-from ragd.retrieve.relevance import Evidence, evidence_for, with_relevance
+from ragd.retrieve.relevance import Evidence, evidence_for, with_cosines, with_relevance
 from ragd.settings import RetrievalSettings
 from ragd.store.base import InProcessSearch, VectorStore
 from ragd.types import DenseVector, FusionParams, Hit, PointFilter, SearchMode, SparseVector, StoreQuery
@@ -144,7 +145,7 @@ class Retriever:
         sparse_vec = self._sparse_query(request.query, request.mode)
         if sparse_vec is not None:
             self._timed("embed_sparse", time.perf_counter() - started)
-        language = detect_language(request.query) if request.mode is SearchMode.HYBRID else None
+        language = detect_language(request.query) if request.mode is not SearchMode.DENSE else None
         fusion = self._fusion(request, language, model_languages)
         depth = prefetch_limit(want, self._settings.prefetch_multiplier, self._settings.prefetch_min)
 
@@ -170,10 +171,16 @@ class Retriever:
         if space is not None:
             ranked = [replace(h, space=space) for h in ranked]
         terms = len(sparse_vec.indices) if sparse_vec is not None else 0
-        trusted = request.mode is not SearchMode.HYBRID or dense_understands(language, model_languages)
+        trusted = request.mode is SearchMode.DENSE or dense_understands(language, model_languages)
         evidence = evidence_for(request.mode, dense_trusted=trusted)
-        points = await self._index_points() if evidence is Evidence.SPARSE and ranked else 0
-        return with_relevance(ranked[:want], terms, evidence, points)
+        top = ranked[:want]
+        if request.mode is SearchMode.SPARSE and evidence is Evidence.BOTH and top:
+            # the cosine a hybrid search would have: the same relevance for the same match
+            started = time.perf_counter()
+            top = with_cosines(top, await self._spaces.embedder(space).embed_query(request.query))
+            self._timed("embed_dense", time.perf_counter() - started)
+        points = await self._index_points() if evidence is Evidence.SPARSE and top else 0
+        return with_relevance(top, terms, evidence, points)
 
     async def _index_points(self) -> int:
         """How many points the index holds (the N of BM25's IDF), counted at most once a minute."""
