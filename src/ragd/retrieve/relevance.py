@@ -14,16 +14,16 @@ weights, so that a floor means the same probability whichever mode ran:
 * ``both`` (hybrid or sparse, the dense model understands the query's language):
   ``σ(w0 + w1·d + w2·s + w3·has_s)``;
 * ``dense`` (dense mode): ``σ(w0 + w1·d)``;
-A sparse search embeds its query too and gives its hits their cosine (:func:`with_cosines`), so
-an exact keyword match has the very relevance a hybrid search gives it.
-
 * ``sparse`` (a query in a language the dense model was not trained on, where the cosine means
   little): ``σ(w0 + w1·s' + w2·log(query terms))``, where
   ``s' = log(1 + BM25 / query terms / log(1 + N))``: BM25's IDF grows with ``N``, the points in the
   index, so the score is divided by the IDF of a word found once (without it, weights fitted on
-  SciFact's 9,808 chunks kept 40 % of the answers on XQuAD-de's 402; with it 74 %).  How many
+  SciFact's 9,808 chunks kept 40 % of the BM25-judged answers on XQuAD-de's 402; with it 74 %).  How many
   words the query has matters too: a chunk matching every word of an eight-word question at the
   same per-word score is better evidence than a one-word match.
+
+A sparse search embeds its query too, once it has its hits, and gives them their cosine
+(:func:`with_cosines`): an exact keyword match has the very relevance a hybrid search gives it.
 
 Every kind is fitted on SciFact's *train* qrels against off-topic queries by
 ``bench/relevance_fit.py`` (the test split is never used) and checked on the other shared
