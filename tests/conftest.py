@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,12 @@ from tests.support.postgres import UNAVAILABLE, PostgresServer, find_server
 from tests.support.scripted_http import scripted_server
 
 __all__ = ["scripted_server", "shared_path"]
+
+# pytest-xdist's workers start with COLUMNS=80 in their environment; rich would fix the CLI's consoles
+# at that width when ragd.cli.runner is imported, and the tests that widen them per call (COLUMNS=300
+# in CliRunner's env) would see wrapped lines.  The serial run has no COLUMNS: make the workers alike.
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
