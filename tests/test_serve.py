@@ -131,6 +131,7 @@ def test_a_fatal_start_up_error_exits_non_zero(env: dict[str, str], tmp_path: Pa
         first.wait(60)
 
 
+@pytest.mark.slow
 def test_the_demo_serves_its_docs_as_a_dataset_in_the_ui(env: dict[str, str], tmp_path: Path) -> None:
     """The README's first command: index the docs, answer, then serve the UI with them as a dataset."""
     port = free_port()

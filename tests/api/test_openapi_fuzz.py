@@ -66,6 +66,7 @@ def fuzz_operation(operation: APIOperation, mode: GenerationMode, url: str, key:
     fuzz()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE], ids=str)
 @pytest.mark.parametrize("key", [True, False], ids=["with-key", "without-key"])
 def test_no_request_gets_a_server_error(

@@ -202,6 +202,7 @@ def check(
     one()
 
 
+@pytest.mark.slow
 def test_every_string_field_of_every_route_refuses_unencodable_text(
     live: LiveServer, schema: dict[str, Any]
 ) -> None:

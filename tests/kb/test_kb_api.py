@@ -243,6 +243,7 @@ def test_chunking_is_per_dataset(acme: dict[str, Api]) -> None:
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.slow
 def test_a_small_upload_is_not_starved_behind_a_big_one(acme: dict[str, Api]) -> None:
     """The knowledge-base worker runs jobs side by side and the embedder serves short texts first:
     a 5 KB file uploaded while a big one is being embedded finishes long before it."""
