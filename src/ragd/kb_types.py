@@ -295,3 +295,34 @@ class Job:
     done: int = 0
     failed: int = 0
     chunks: int = 0
+
+
+# -- the tenant doors (issue 30, docs/security.md) ------------------------------------------------
+
+
+class AuditOutcome(ParsedEnum):
+    OK = "ok"
+    #: refused: no key, a wrong key, a role or tenant that may not
+    DENIED = "denied"
+    #: allowed, but it did not work (a bad request, a conflict, an error)
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    """One administrative action: who (a key id, ``service`` or ``anonymous``; never a secret),
+    when, what (``action``: ``dataset.create``, ``key.revoke``, …), on what, and how it ended."""
+
+    id: str
+    at: float
+    actor: str
+    action: str
+    outcome: AuditOutcome
+    tenant_id: str | None = None
+    actor_role: str | None = None
+    target_kind: str | None = None
+    target_id: str | None = None
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    client: str | None = None
+    #: the catalog's order of appending (a page's cursor); 0 before it is stored
+    seq: int = 0

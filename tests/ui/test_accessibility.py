@@ -70,7 +70,8 @@ def test_the_keyboard_alone_reaches_every_screen(page: Any, ui_server: LiveServe
     """A screen opens with focus on its heading; Shift+Tab walks back up through the navigation."""
     sign_in(page, ui_server.url, SERVICE_KEY)
     page.get_by_role("heading", name="Datasets", level=1).wait_for()
-    assert page.evaluate("document.activeElement.tagName") == "H1"
+    # the screen takes focus once it has rendered, which can be after its heading shows
+    page.wait_for_function("document.activeElement && document.activeElement.tagName === 'H1'")
     seen: list[str] = []
     for _ in range(12):
         page.keyboard.press("Shift+Tab")
@@ -84,7 +85,7 @@ def test_the_keyboard_alone_reaches_every_screen(page: Any, ui_server: LiveServe
     page.keyboard.press("Enter")
     page.get_by_label("Query").wait_for()
     assert page.url.endswith("#/sandbox")
-    assert page.evaluate("document.activeElement.textContent.trim()") == "Retrieval sandbox"
+    page.wait_for_function("document.activeElement.textContent.trim() === 'Retrieval sandbox'")
 
 
 def test_the_theme_button_overrides_the_system_choice_and_is_remembered(

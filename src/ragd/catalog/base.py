@@ -1,6 +1,6 @@
 """The catalog ports: metadata about knowledge bases, kept apart from the vectors.
 
-Four narrow Protocols, one SQL adapter package (``catalog/sql/``: SQLAlchemy,
+Narrow Protocols, one SQL adapter package (``catalog/sql/``: SQLAlchemy,
 SQLite in the data directory by default, PostgreSQL by URL, Alembic
 migrations).  Records in, records out (``ragd.types``); times are epoch
 seconds.  Errors: :class:`ragd.errors.Conflict` for a duplicate name,
@@ -16,6 +16,7 @@ from typing import Protocol
 
 from ragd.kb_types import (
     ApiKeyInfo,
+    AuditRecord,
     Dataset,
     DatasetStats,
     FileEntry,
@@ -225,7 +226,39 @@ class JobQueue(Protocol):
         ...
 
 
-class Catalog(TenantDirectory, DatasetRepo, FileRepo, SourceRepo, JobQueue, Protocol):
-    """All five ports over one database (what the SQL adapter provides)."""
+class SourceGrants(Protocol):
+    """What folder roots and S3 bucket/prefixes each tenant's sources may reach (issue 30 §1.1)."""
+
+
+class UiSessions(Protocol):
+    """The web UI's server-side sessions (issue 30 §1.11)."""
+
+
+class TenantLimitsRepo(Protocol):
+    """Per-tenant limits over the settings' defaults (issue 30 §2)."""
+
+
+class AuditLog(Protocol):
+    """The append-only audit trail (issue 30 §3)."""
+
+    async def append_audit(self, record: AuditRecord) -> AuditRecord:
+        """Store ``record`` (a new id and ``at`` = now when they are empty/0); returns it as
+        stored, with its ``seq``.  Nothing can change or delete a stored record."""
+        ...
+
+
+class Catalog(
+    TenantDirectory,
+    DatasetRepo,
+    FileRepo,
+    SourceRepo,
+    JobQueue,
+    SourceGrants,
+    UiSessions,
+    TenantLimitsRepo,
+    AuditLog,
+    Protocol,
+):
+    """Every port over one database (what the SQL adapter provides)."""
 
     async def aclose(self) -> None: ...

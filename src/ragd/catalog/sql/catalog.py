@@ -9,22 +9,37 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import DBAPIError
 
+from ragd.catalog.sql.audit import SqlAudit
 from ragd.catalog.sql.datasets import SqlDatasets
 from ragd.catalog.sql.engine import Database, create_engine, unavailable_error
 from ragd.catalog.sql.files import SqlFiles
+from ragd.catalog.sql.grants import SqlGrants
 from ragd.catalog.sql.jobs import SqlJobs
 from ragd.catalog.sql.leases import SqlLeases
+from ragd.catalog.sql.limits import SqlLimits
 from ragd.catalog.sql.migrate import upgrade
 from ragd.catalog.sql.sources import SqlSources
 from ragd.catalog.sql.tenants import SqlTenants
+from ragd.catalog.sql.ui_sessions import SqlUiSessions
 
 if TYPE_CHECKING:
-    from ragd.catalog.base import DatasetRepo, FileRepo, JobQueue, SourceRepo, TenantDirectory
+    from ragd.catalog.base import Catalog
 
 logger = logging.getLogger(__name__)
 
 
-class SqlCatalog(SqlTenants, SqlDatasets, SqlFiles, SqlSources, SqlJobs, SqlLeases):
+class SqlCatalog(
+    SqlTenants,
+    SqlDatasets,
+    SqlFiles,
+    SqlSources,
+    SqlJobs,
+    SqlLeases,
+    SqlGrants,
+    SqlUiSessions,
+    SqlLimits,
+    SqlAudit,
+):
     """TenantDirectory, DatasetRepo, FileRepo, SourceRepo and JobQueue over one SQLAlchemy
     engine.  Build it with :func:`open_catalog`; close it with :meth:`aclose`."""
 
@@ -62,6 +77,6 @@ async def open_catalog(url: str, *, clock: Callable[[], float] = time.time) -> S
 
 if TYPE_CHECKING:
 
-    def _implements(c: SqlCatalog) -> tuple[TenantDirectory, DatasetRepo, FileRepo, SourceRepo, JobQueue]:
+    def _implements(c: SqlCatalog) -> Catalog:
         """Never called: the type checker proves here that SqlCatalog is every catalog port."""
-        return (c, c, c, c, c)
+        return c

@@ -174,3 +174,67 @@ job_clock = Table(
     Column("id", Integer, primary_key=True, autoincrement=False),
     Column("value", Float, nullable=False),
 )
+
+# 0005: the tenant doors (issue 30) -----------------------------------------------------------
+
+#: what a tenant's sources may reach: a folder root or an S3 bucket/prefix, granted by the service
+#: key (docs/security.md, "Sources"); revoked grants stay listed with ``revoked_at``
+source_grants = Table(
+    "source_grants",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("tenant_id", String, _fk("tenants.id"), nullable=False, index=True),
+    Column("kind", String, nullable=False),  # "folder" | "s3"
+    Column("target", String, nullable=False),  # folder: a resolved absolute path; s3: "bucket/prefix"
+    Column("shared", Boolean, nullable=False),  # the service key allowed overlap with other tenants
+    Column("created_at", Float, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("revoked_at", Float, nullable=True),
+)
+
+#: the web UI's server-side sessions: the cookie holds a random secret whose hash is ``secret_hash``
+ui_sessions = Table(
+    "ui_sessions",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("secret_hash", String, nullable=False, unique=True),
+    Column("key_id", String, nullable=True, index=True),  # api_keys.id; None: the service key
+    Column("tenant_id", String, _fk("tenants.id"), nullable=True, index=True),
+    Column("created_at", Float, nullable=False),
+    Column("expires_at", Float, nullable=False),
+    Column("last_seen_at", Float, nullable=False),
+    Column("revoked_at", Float, nullable=True),
+    Column("user_agent", String, nullable=True),
+)
+
+#: a tenant's own limits, over the settings' defaults (rates, storage, concurrent jobs)
+tenant_limits = Table(
+    "tenant_limits",
+    metadata,
+    Column("tenant_id", String, _fk("tenants.id"), primary_key=True),
+    Column("limits", JSON, nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+
+#: the audit trail: append-only (the migration adds triggers that refuse UPDATE and DELETE);
+#: no foreign keys, so a deleted tenant's or key's records stay
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("id", String, nullable=False, unique=True),
+    Column("at", Float, nullable=False),
+    Column("tenant_id", String, nullable=True),
+    Column("actor", String, nullable=False),  # a key id, "service", or "anonymous"
+    Column("actor_role", String, nullable=True),
+    Column("action", String, nullable=False),
+    Column("target_kind", String, nullable=True),
+    Column("target_id", String, nullable=True),
+    Column("outcome", String, nullable=False),  # "ok" | "denied" | "failed"
+    Column("detail", JSON, nullable=False),
+    Column("client", String, nullable=True),
+    Index("ix_audit_log_tenant_id_at", "tenant_id", "at"),
+    Index("ix_audit_log_at", "at"),
+    Index("ix_audit_log_actor", "actor"),
+    Index("ix_audit_log_action", "action"),
+)
