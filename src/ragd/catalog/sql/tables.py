@@ -111,6 +111,9 @@ sources = Table(
     Column("created_at", Float, nullable=False),
     Column("last_synced_at", Float, nullable=True),
     Column("last_error", String, nullable=True),
+    #: why the source no longer syncs (its grant is gone, or it broke a rule after an upgrade);
+    #: None while it is live (0005)
+    Column("disabled_reason", String, nullable=True),
 )
 
 ledger = Table(

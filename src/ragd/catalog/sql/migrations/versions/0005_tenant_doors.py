@@ -1,5 +1,6 @@
 """The tenant doors (issue 30, docs/security.md): source grants, server-side UI sessions, per-tenant
-limits and the append-only audit trail.  ``audit_log`` refuses UPDATE and DELETE by trigger on
+limits and the append-only audit trail; ``sources.disabled_reason`` (a source outside its tenant's
+grants stops syncing, with the reason).  ``audit_log`` refuses UPDATE and DELETE by trigger on
 both engines, so no code path (and no API) can change or remove a record.
 
 Revision ID: 0005
@@ -37,6 +38,8 @@ def _tenant_fk(table: str) -> sa.ForeignKeyConstraint:
 
 
 def upgrade() -> None:
+    with op.batch_alter_table("sources") as batch:
+        batch.add_column(sa.Column("disabled_reason", sa.String(), nullable=True))
     op.create_table(
         "source_grants",
         _text("id"),
@@ -124,3 +127,5 @@ def downgrade() -> None:
         op.execute("DROP FUNCTION IF EXISTS ragd_audit_append_only()")
     for table in ("audit_log", "tenant_limits", "ui_sessions", "source_grants"):
         op.drop_table(table)
+    with op.batch_alter_table("sources") as batch:
+        batch.drop_column("disabled_reason")
