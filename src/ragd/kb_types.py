@@ -71,6 +71,27 @@ class ApiKeyInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class UiSession:
+    """A web UI sign-in held server-side: the browser's cookie holds a random secret (only its
+    SHA-256 is stored), never the key.  ``key_id`` None: signed in with the service key."""
+
+    id: str
+    key_id: str | None
+    tenant_id: str | None
+    #: the key's role (``admin`` for the service key), read with the key on every resolve
+    role: str
+    created_at: float
+    #: fixed at sign-in (the TTL does not slide); ``last_seen_at`` does
+    expires_at: float
+    last_seen_at: float
+    user_agent: str | None = None
+
+    @property
+    def principal(self) -> Principal:
+        return Principal(tenant_id=self.tenant_id, role=self.role, key_id=self.key_id)
+
+
+@dataclass(frozen=True, slots=True)
 class ChunkingSpec:
     """A dataset's chunking; None fields fall back to the service's settings."""
 

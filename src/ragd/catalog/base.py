@@ -28,6 +28,7 @@ from ragd.kb_types import (
     Principal,
     SourceSpec,
     Tenant,
+    UiSession,
 )
 
 
@@ -231,7 +232,36 @@ class SourceGrants(Protocol):
 
 
 class UiSessions(Protocol):
-    """The web UI's server-side sessions (issue 30 §1.11)."""
+    """The web UI's server-side sessions (issue 30 §1.11): the cookie holds a random secret, the
+    catalog its SHA-256.  Live = not revoked, not expired, and its key (if any) not revoked."""
+
+    async def create_ui_session(
+        self, principal: Principal, ttl_s: float, user_agent: str | None = None
+    ) -> tuple[UiSession, str]:
+        """A session of ``principal``'s key (None: the service key) expiring in ``ttl_s``, and its
+        secret (returned once).  ``user_agent`` is kept trimmed, for the listing."""
+        ...
+
+    async def resolve_ui_session(self, secret: str, *, touch_after_s: float = 60.0) -> UiSession | None:
+        """The live session of ``secret`` (with its key's role), or None; ``last_seen_at`` is set to
+        now when it is older than ``touch_after_s`` (the returned record shows the old one)."""
+        ...
+
+    async def list_ui_sessions(self, tenant_id: str | None, key_id: str | None = None) -> list[UiSession]:
+        """A tenant's live sessions (None: the service key's), newest first; ``key_id``: one key's."""
+        ...
+
+    async def revoke_ui_session(self, session_id: str, tenant_id: str | None) -> bool:
+        """False when the tenant (None: the service key) has no such live session."""
+        ...
+
+    async def revoke_key_sessions(self, key_id: str | None) -> int:
+        """Revoke every session of a key (None: of the service key); how many were live."""
+        ...
+
+    async def purge_ui_sessions(self) -> int:
+        """Delete expired and revoked sessions; how many."""
+        ...
 
 
 class TenantLimitsRepo(Protocol):
