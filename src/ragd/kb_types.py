@@ -347,3 +347,16 @@ class AuditRecord:
     client: str | None = None
     #: the catalog's order of appending (a page's cursor); 0 before it is stored
     seq: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AuditQuery:
+    """Which audit records to read; None matches any.  ``action`` is an action (``key.revoke``) or
+    its noun (``key``: every ``key.*``); ``since``/``until`` bound ``at`` (epoch seconds,
+    inclusive/exclusive)."""
+
+    tenant_id: str | None = None
+    actor: str | None = None
+    action: str | None = None
+    since: float | None = None
+    until: float | None = None

@@ -412,6 +412,21 @@ class CatalogSettings(BaseModel):
         return _comma_list(v)
 
 
+class AuditSettings(BaseModel):
+    """The audit trail (docs/security.md, "Audit trail"): every administrative action is recorded;
+    401s are recorded only as bursts from one client address."""
+
+    failed_auth_burst: int = Field(
+        10,
+        ge=1,
+        description="401s (a wrong, revoked or missing key) from one client address within"
+        " failed_auth_window_s that make one auth.failed_burst record",
+    )
+    failed_auth_window_s: float = Field(
+        60.0, gt=0, le=86_400, description="the window of failed_auth_burst; at most one record per window"
+    )
+
+
 class WorkerSettings(BaseModel):
     enabled: bool = Field(True, description="run the job worker inside `ragd serve`")
     concurrency: int = Field(2, ge=1, le=64, description="jobs run at the same time by one process")
@@ -502,6 +517,7 @@ class Settings(BaseSettings):
     chat: ChatSettings = ChatSettings()
     s3: S3Settings = S3Settings()
     catalog: CatalogSettings = CatalogSettings()
+    audit: AuditSettings = AuditSettings()
     worker: WorkerSettings = WorkerSettings()
     crawl: CrawlSettings = CrawlSettings()
     otel: OtelSettings = OtelSettings()

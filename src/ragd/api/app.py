@@ -21,9 +21,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragd import __version__
 from ragd.api import errors
+from ragd.api.audit_watch import AuditWatch
 from ragd.api.auth import tenant_key_check
 from ragd.api.gate import BodyGate
 from ragd.api.routes import (
+    audit,
     chat,
     datasets,
     documents,
@@ -42,6 +44,7 @@ from ragd.api.routes import (
 from ragd.api.routes.mcp_http import mcp_endpoint, mcp_route
 from ragd.api.state import AppState, ServicesFactory
 from ragd.bootstrap import chat_enabled, serve_services
+from ragd.kb.auth_bursts import FailedAuthBursts
 from ragd.observe.metrics import Metrics
 from ragd.settings import Settings
 
@@ -133,6 +136,7 @@ def create_app(
         sources.router,
         jobs.router,
         tenants.router,
+        audit.router,
         loader.router,
         system.router,
         stats.router,
@@ -151,6 +155,8 @@ def create_app(
     if not settings.server.metrics_enabled:
         app.router.routes = [r for r in app.router.routes if getattr(r, "path", "") != "/metrics"]
     app.add_middleware(RequestMetrics, metrics=metrics)
+    bursts = FailedAuthBursts(settings.audit.failed_auth_burst, settings.audit.failed_auth_window_s)
+    app.add_middleware(AuditWatch, state=state, bursts=bursts)  # 401 bursts, the client address
     if settings.server.cors_origins:
         app.add_middleware(
             CORSMiddleware,

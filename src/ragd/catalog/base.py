@@ -16,6 +16,7 @@ from typing import Protocol
 
 from ragd.kb_types import (
     ApiKeyInfo,
+    AuditQuery,
     AuditRecord,
     Dataset,
     DatasetStats,
@@ -274,6 +275,13 @@ class AuditLog(Protocol):
     async def append_audit(self, record: AuditRecord) -> AuditRecord:
         """Store ``record`` (a new id and ``at`` = now when they are empty/0); returns it as
         stored, with its ``seq``.  Nothing can change or delete a stored record."""
+        ...
+
+    async def list_audit(
+        self, query: AuditQuery, *, after_seq: int | None = None, limit: int = 100, newest_first: bool = True
+    ) -> list[AuditRecord]:
+        """Records matching ``query``, at most ``limit``, ordered by ``seq`` (newest first, or oldest
+        first); ``after_seq`` continues a listing after the record of that seq, in that order."""
         ...
 
 

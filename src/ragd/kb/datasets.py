@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ragd.errors import Conflict, InvalidRequest
+from ragd.kb import audit
 from ragd.kb.access import owning_tenant, readable, require_writer, writable
 from ragd.kb.context import KbContext
 from ragd.kb_types import ChunkingSpec, Dataset, DatasetStats, Principal
@@ -19,6 +20,8 @@ from ragd.types import PointFilter
 
 ROLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MAX_NAME = 200
+#: a dataset's fields an update may change (its audit record lists those it changed)
+_FIELDS = ("name", "description", "chunking", "allowed_roles", "reranker", "embedding")
 
 
 def collection_name_for(dataset_id: str) -> str:
@@ -40,6 +43,7 @@ def clean_roles(roles: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(set(roles)))
 
 
+@audit.audited("dataset.create", "dataset")
 async def create_dataset(
     ctx: KbContext,
     principal: Principal,
@@ -54,10 +58,12 @@ async def create_dataset(
 ) -> Dataset:
     require_writer(principal)
     tenant = owning_tenant(principal, tenant_id)
+    audit.note(tenant_id=tenant, name=name[:MAX_NAME])
     chunking = chunking or ChunkingSpec()
     model = dataset_embedding(ctx, embedding)
     ctx.chunker_for(chunking, model)  # refuse sizes the model window cannot hold, before anything is stored
     dataset_id = str(uuid.uuid4())
+    audit.note(target_id=dataset_id)
     now = time.time()
     return await ctx.catalog.create_dataset(
         Dataset(
@@ -111,6 +117,7 @@ async def dataset_stats(ctx: KbContext, datasets: Sequence[Dataset]) -> dict[str
     return {d.id: found.get(d.id, DatasetStats()) for d in datasets}
 
 
+@audit.audited("dataset.update", "dataset", "dataset_id")
 async def update_dataset(
     ctx: KbContext,
     principal: Principal,
@@ -127,6 +134,7 @@ async def update_dataset(
     would otherwise be stale).  ``reranker``, ``embedding``: None leaves it, "default" goes back
     to the service's default."""
     current = await writable(principal, ctx.catalog, dataset_id)
+    audit.note(tenant_id=current.tenant_id)
     model = current.embedding if embedding is None else dataset_embedding(ctx, embedding)
     new_chunking = chunking is not None and chunking != current.chunking
     if new_chunking or model != current.embedding:
@@ -147,16 +155,20 @@ async def update_dataset(
         embedding=model,
         updated_at=time.time(),
     )
+    audit.note(changed=[f for f in _FIELDS if getattr(updated, f) != getattr(current, f)])
     return await ctx.catalog.update_dataset(updated)
 
 
+@audit.audited("dataset.delete", "dataset", "dataset_id")
 async def delete_dataset(ctx: KbContext, principal: Principal, dataset_id: str) -> int:
     """Cancel its jobs, remove its points, its stored uploads and its records; returns points removed."""
     dataset = await writable(principal, ctx.catalog, dataset_id)
+    audit.note(tenant_id=dataset.tenant_id, name=dataset.name)
     for job in await ctx.catalog.list_jobs(dataset.tenant_id, limit=10_000):
         if job.dataset_id == dataset_id and not job.status.finished:
             await ctx.catalog.request_cancel(job.id)
     removed = await ctx.store.delete(PointFilter(collection_names=(dataset.collection_name,)))
     await ctx.catalog.delete_dataset(dataset_id)
     await asyncio.to_thread(shutil.rmtree, ctx.files_dir / dataset_id, True)
+    audit.note(points_removed=removed)
     return removed

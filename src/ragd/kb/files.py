@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ragd.errors import InvalidRequest, NotFound
+from ragd.kb import audit
 from ragd.kb.access import readable, writable
 from ragd.kb.context import KbContext
 from ragd.kb_types import Dataset, FileEntry, FileStatus, Job, JobKind, JobStatus, Principal
@@ -53,11 +54,13 @@ def new_job(dataset: Dataset, kind: JobKind, payload: dict[str, object], max_att
     )
 
 
+@audit.audited("file.upload", "dataset", "dataset_id")
 async def upload_files(
     ctx: KbContext, principal: Principal, dataset_id: str, uploads: Sequence[Upload]
 ) -> tuple[list[FileEntry], Job]:
     """Keep the uploads and queue one job that indexes them all."""
     dataset = await writable(principal, ctx.catalog, dataset_id)
+    audit.note(tenant_id=dataset.tenant_id)
     if not uploads:
         raise InvalidRequest("no files in the upload (multipart parts named 'files' or 'file')")
     entries = []
@@ -75,6 +78,7 @@ async def upload_files(
         await asyncio.to_thread(_move, upload.path, dest)
         entries.append(await ctx.catalog.put_file(entry))
     ids = [e.id for e in entries]
+    audit.note(files=len(ids), file_ids=ids[:50])
     job = new_job(dataset, JobKind.INGEST, {"file_ids": ids}, ctx.max_attempts)
     return entries, await ctx.catalog.enqueue(job, ids)
 
@@ -104,10 +108,13 @@ async def get_file(ctx: KbContext, principal: Principal, dataset_id: str, file_i
     return await file_of(ctx, dataset, file_id)
 
 
+@audit.audited("file.enable", "file", "file_id")
 async def set_enabled(
     ctx: KbContext, principal: Principal, dataset_id: str, file_id: str, enabled: bool
 ) -> FileEntry:
+    audit.note(action="file.enable" if enabled else "file.disable")
     dataset = await writable(principal, ctx.catalog, dataset_id)
+    audit.note(tenant_id=dataset.tenant_id, dataset_id=dataset.id)
     entry = await file_of(ctx, dataset, file_id)
     # the catalog first: an ingest running meanwhile reads it and writes its points flagged alike
     updated = await ctx.catalog.put_file(replace(entry, enabled=enabled))
@@ -115,11 +122,14 @@ async def set_enabled(
     return updated
 
 
+@audit.audited("file.delete", "file", "file_id")
 async def delete_file(ctx: KbContext, principal: Principal, dataset_id: str, file_id: str) -> int:
     """Remove the file's points, stored bytes and records (a source's item is re-added by its next
     sync only if it is still there); returns the points removed."""
     dataset = await writable(principal, ctx.catalog, dataset_id)
+    audit.note(tenant_id=dataset.tenant_id, dataset_id=dataset.id)
     entry = await file_of(ctx, dataset, file_id)
+    audit.note(name=entry.name)
     return await remove_file(ctx, dataset, entry)
 
 
@@ -132,16 +142,19 @@ async def remove_file(ctx: KbContext, dataset: Dataset, entry: FileEntry) -> int
     return removed
 
 
+@audit.audited("file.reindex", "dataset", "dataset_id")
 async def reindex(
     ctx: KbContext, principal: Principal, dataset_id: str, file_ids: Sequence[str] | None = None
 ) -> Job:
     """Queue a re-index of some files (or all) from their stored bytes or their source."""
     dataset = await writable(principal, ctx.catalog, dataset_id)
+    audit.note(tenant_id=dataset.tenant_id)
     if file_ids:
         entries = [await file_of(ctx, dataset, fid) for fid in file_ids]
     else:
         entries = await ctx.catalog.list_files(dataset.id, limit=1_000_000)
     ids = [e.id for e in entries]
+    audit.note(files=len(ids))
     for entry in entries:
         await ctx.catalog.put_file(replace(entry, status=FileStatus.QUEUED))
     job = new_job(dataset, JobKind.REINDEX, {"file_ids": ids}, ctx.max_attempts)

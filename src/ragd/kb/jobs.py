@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ragd.errors import Conflict, InvalidRequest, NotFound, is_permanent
+from ragd.kb import audit
 from ragd.kb.access import require_writer, writable
 from ragd.kb.context import KbContext
 from ragd.kb.files import new_job
@@ -89,16 +90,20 @@ async def failed_items(ctx: KbContext, job: Job) -> list[JobItem]:
     return [i for i in await ctx.catalog.items(job.id) if i.error_code][:ERRORS_SHOWN]
 
 
+@audit.audited("job.cancel", "job", "job_id")
 async def cancel_job(ctx: KbContext, principal: Principal, job_id: str) -> Job:
     job = await get_job(ctx, principal, job_id)
+    audit.note(tenant_id=job.tenant_id, kind=job.kind.value)
     if not principal.can_write:
         raise NotFound(f"job {job_id!r} not found")
     return await ctx.catalog.request_cancel(job.id) or job
 
 
+@audit.audited("job.retry", "job", "job_id")
 async def retry_job(ctx: KbContext, principal: Principal, job_id: str) -> Retry:
     """Queue a new job for what ``job_id`` left undone (module docstring); writers only."""
     job = await get_job(ctx, principal, job_id)
+    audit.note(tenant_id=job.tenant_id, kind=job.kind.value)
     require_writer(principal)
     if not job.status.finished:
         raise Conflict(

@@ -35,6 +35,7 @@ from ragd.errors import (
     RagError,
     UnsupportedType,
 )
+from ragd.kb import audit
 from ragd.kb.access import writable
 from ragd.kb.context import KbContext
 from ragd.kb.files import MAX_FILE_NAME, clean_file_name
@@ -76,6 +77,7 @@ def added_file_id(where: str, key: str) -> str:
     return str(uuid.uuid5(ADDED_FILES, f"{where}\n{key}"))
 
 
+@audit.audited("file.add", "file", result_target=lambda added: added.file_id)
 async def add_text(ctx: KbContext, principal: Principal, target: Target, name: str, text: str) -> Added:
     """Index ``text`` as a file called ``name`` (no suffix: ``.md``), read as an upload of it is."""
     data = text.encode("utf-8")
@@ -98,6 +100,7 @@ async def add_text(ctx: KbContext, principal: Principal, target: Target, name: s
     return Added(entry.id, name, name, where.collection_name, where.id, outcome.status, outcome.chunks)
 
 
+@audit.audited("file.add", "file", result_target=lambda added: added.file_id)
 async def add_url(
     ctx: KbContext, principal: Principal, target: Target, url: str, *, allow_private: bool
 ) -> Added:
@@ -142,17 +145,22 @@ async def _resolve(ctx: KbContext, principal: Principal, target: Target) -> Data
     if (target.dataset_id is None) == (target.collection is None):
         raise InvalidRequest("give either dataset_id or collection")
     if target.dataset_id is not None:
-        return await writable(principal, ctx.catalog, target.dataset_id)
+        chosen = await writable(principal, ctx.catalog, target.dataset_id)
+        audit.note(tenant_id=chosen.tenant_id, dataset_id=chosen.id)
+        return chosen
     collection = str(target.collection)
     found = _DATASET_COLLECTION.fullmatch(collection)
     if found is not None:
         dataset = await ctx.catalog.get_dataset(str(uuid.UUID(found.group(1))))
         if dataset is not None and dataset.collection_name == collection:
-            return await writable(principal, ctx.catalog, dataset.id)
+            named = await writable(principal, ctx.catalog, dataset.id)
+            audit.note(tenant_id=named.tenant_id, dataset_id=named.id)
+            return named
     if not principal.is_service:
         if not principal.can_write:
             raise Forbidden(f"role {principal.role!r} may read but not change datasets")
         raise NotFound(f"collection {collection!r} not found", hint="name one of your datasets")
+    audit.note(collection=collection)
     return collection
 
 

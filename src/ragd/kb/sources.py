@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragd.errors import Forbidden, InvalidRequest, NotFound
+from ragd.kb import audit
 from ragd.kb.access import readable, require_admin, writable
 from ragd.kb.context import KbContext
 from ragd.kb.files import new_job, remove_file
@@ -94,6 +95,7 @@ def check_url(principal: Principal, url: str, *, allow_private: bool) -> None:
             raise Forbidden(f"{parts.hostname[:200]!r} is a private or loopback address")
 
 
+@audit.audited("source.add", "dataset", "dataset_id")
 async def add_source(
     ctx: KbContext,
     principal: Principal,
@@ -106,6 +108,7 @@ async def add_source(
     allowed_buckets: Sequence[str] = (),
 ) -> tuple[SourceSpec, Job]:
     dataset = await writable(principal, ctx.catalog, dataset_id)
+    audit.note(tenant_id=dataset.tenant_id, kind=kind.value)
     require_admin(principal, dataset.tenant_id)
     clean = parse_config(kind, config)
     if kind is SourceKind.FOLDER:
@@ -118,7 +121,18 @@ async def add_source(
         id=str(uuid.uuid4()), dataset_id=dataset.id, kind=kind, config=clean, created_at=time.time()
     )
     spec = await ctx.catalog.create_source(spec)
+    audit.note(source_id=spec.id, reach=_reach(kind, clean))
     return spec, await enqueue_sync(ctx, dataset, spec)
+
+
+def _reach(kind: SourceKind, config: Mapping[str, Any]) -> str:
+    """What a source reads, for its audit record (a URL without any user:password in it)."""
+    if kind is SourceKind.FOLDER:
+        return str(config["path"])
+    if kind is SourceKind.S3:
+        return f"s3://{config['bucket']}/{config.get('prefix', '')}"
+    parts = urlsplit(str(config["url"]))
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
 
 
 async def enqueue_sync(ctx: KbContext, dataset: Dataset, spec: SourceSpec) -> Job:
@@ -139,14 +153,18 @@ async def list_sources(ctx: KbContext, principal: Principal, dataset_id: str) ->
     return await ctx.catalog.list_sources(dataset.id)
 
 
+@audit.audited("source.sync", "source", "source_id")
 async def sync_source(ctx: KbContext, principal: Principal, dataset_id: str, source_id: str) -> Job:
     dataset = await writable(principal, ctx.catalog, dataset_id)
+    audit.note(tenant_id=dataset.tenant_id, dataset_id=dataset.id)
     return await enqueue_sync(ctx, dataset, await _source_of(ctx, dataset, source_id))
 
 
+@audit.audited("source.remove", "source", "source_id")
 async def remove_source(ctx: KbContext, principal: Principal, dataset_id: str, source_id: str) -> int:
     """The source, its ledger and every file it brought in; returns the files removed."""
     dataset = await writable(principal, ctx.catalog, dataset_id)
+    audit.note(tenant_id=dataset.tenant_id, dataset_id=dataset.id)
     require_admin(principal, dataset.tenant_id)
     spec = await _source_of(ctx, dataset, source_id)
     removed = 0
@@ -155,4 +173,5 @@ async def remove_source(ctx: KbContext, principal: Principal, dataset_id: str, s
             await remove_file(ctx, dataset, entry)
             removed += 1
     await ctx.catalog.delete_source(spec.id)
+    audit.note(files_removed=removed)
     return removed

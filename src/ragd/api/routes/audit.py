@@ -1,0 +1,118 @@
+"""The audit trail, read-only (docs/security.md, "Audit trail").
+
+    GET /api/v1/audit          ?tenant=&actor=&action=&since=&until=&cursor=&limit=
+                               {"records": [...], "next_cursor": int | null}, newest first
+    GET /api/v1/audit/export   the same filters and ?after= (a seq): JSON lines, oldest first
+
+The service key reads every record (``tenant`` filters); a tenant admin reads its own tenant's;
+other roles get 403.  ``since``/``until`` are epoch seconds or ISO 8601 times (UTC unless they
+name an offset).  There is no route that changes or deletes a record.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import StreamingResponse
+
+from ragd.api.auth import Caller
+from ragd.api.deps import services
+from ragd.bootstrap import Services
+from ragd.errors import InvalidRequest
+from ragd.kb import audit
+from ragd.kb_types import AuditQuery, AuditRecord
+
+router = APIRouter(prefix="/api/v1/audit", tags=["audit"])
+Svc = Annotated[Services, Depends(services)]
+Text = Annotated[str | None, Query(max_length=200)]
+Seq = Annotated[int | None, Query(ge=0)]
+
+
+def record_out(entry: AuditRecord) -> dict[str, Any]:
+    return {
+        "seq": entry.seq,
+        "id": entry.id,
+        "at": entry.at,
+        "tenant_id": entry.tenant_id,
+        "actor": entry.actor,
+        "actor_role": entry.actor_role,
+        "action": entry.action,
+        "target_kind": entry.target_kind,
+        "target_id": entry.target_id,
+        "outcome": entry.outcome.value,
+        "detail": dict(entry.detail),
+        "client": entry.client,
+    }
+
+
+def parse_time(name: str, value: str | None) -> float | None:
+    """Epoch seconds, or an ISO 8601 time (UTC unless it names its offset)."""
+    if value is None or not value.strip():
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError as exc:
+        raise InvalidRequest(
+            f"{name} is not a time: {value[:40]!r}", hint="epoch seconds or ISO 8601 (2026-01-31T12:00Z)"
+        ) from exc
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def _query(
+    tenant: str | None, actor: str | None, action: str | None, since: str | None, until: str | None
+) -> AuditQuery:
+    return AuditQuery(
+        tenant_id=tenant or None,
+        actor=actor or None,
+        action=action or None,
+        since=parse_time("since", since),
+        until=parse_time("until", until),
+    )
+
+
+@router.get("")
+async def list_audit(
+    caller: Caller,
+    svc: Svc,
+    tenant: Text = None,
+    actor: Text = None,
+    action: Text = None,
+    since: Text = None,
+    until: Text = None,
+    cursor: Seq = None,
+    limit: Annotated[int, Query(ge=1, le=audit.MAX_PAGE)] = 100,
+) -> dict[str, Any]:
+    query = _query(tenant, actor, action, since, until)
+    records, next_cursor = await audit.list_records(
+        svc.knowledge().catalog, caller, query, cursor=cursor, limit=limit
+    )
+    return {"records": [record_out(r) for r in records], "next_cursor": next_cursor}
+
+
+@router.get("/export", response_class=StreamingResponse)
+async def export_audit(
+    caller: Caller,
+    svc: Svc,
+    tenant: Text = None,
+    actor: Text = None,
+    action: Text = None,
+    since: Text = None,
+    until: Text = None,
+    after: Seq = None,
+) -> StreamingResponse:
+    query = _query(tenant, actor, action, since, until)
+    records = await audit.export_records(svc.knowledge().catalog, caller, query, after_seq=after)
+    return StreamingResponse(_lines(records), media_type="application/x-ndjson")
+
+
+async def _lines(records: AsyncIterator[AuditRecord]) -> AsyncIterator[bytes]:
+    async for entry in records:
+        yield (json.dumps(record_out(entry), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
