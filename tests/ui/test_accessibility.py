@@ -37,7 +37,7 @@ def dataset(service_api: Api) -> dict[str, Any]:
     return made
 
 
-SCREENS = ("datasets", "dataset", "jobs", "sandbox", "chat", "keys", "system")
+SCREENS = ("datasets", "dataset", "jobs", "sandbox", "chat", "keys", "audit", "system")
 
 
 @pytest.mark.parametrize(
@@ -73,10 +73,11 @@ def test_the_keyboard_alone_reaches_every_screen(page: Any, ui_server: LiveServe
     # the screen takes focus once it has rendered, which can be after its heading shows
     page.wait_for_function("document.activeElement && document.activeElement.tagName === 'H1'")
     seen: list[str] = []
-    for _ in range(12):
+    for _ in range(16):
         page.keyboard.press("Shift+Tab")
         seen.append(page.evaluate("document.activeElement.textContent.trim()"))
-    for name in ("Skip to content", "Datasets", "Jobs", "Sandbox", "Chat", "Keys", "System", "Sign out"):
+    names = ("Skip to content", "Datasets", "Jobs", "Sandbox", "Chat", "Keys", "Audit", "System", "Sign out")
+    for name in names:
         assert name in seen, seen
     while page.evaluate("document.activeElement.textContent.trim()") != "Sandbox":
         page.keyboard.press("Tab")

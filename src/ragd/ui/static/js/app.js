@@ -17,6 +17,7 @@ const ROUTES = [
   { pattern: /^\/sandbox$/, screen: "sandbox", title: "Retrieval sandbox", nav: "Sandbox" },
   { pattern: /^\/chat$/, screen: "chat", title: "Chat", nav: "Chat" },
   { pattern: /^\/keys$/, screen: "keys", title: "Keys", nav: "Keys", admin: true },
+  { pattern: /^\/audit$/, screen: "audit", title: "Audit trail", nav: "Audit", admin: true },
   { pattern: /^\/system$/, screen: "system", title: "System", nav: "System" },
 ];
 
