@@ -9,13 +9,23 @@ exception handler and the CLI prints ``code: message``.
     RagError (PIPELINE_FAILED, 500)
     ├── Unauthorized (UNAUTHORIZED, 401)
     ├── NotReady (NOT_READY, 503)
+    ├── RateLimited (RATE_LIMITED, 429)                  a key's requests per minute are used up
     ├── InvalidRequest (INVALID_REQUEST, 400)
     │   ├── Forbidden (FORBIDDEN, 403)
+    │   │   ├── SourceNotGranted (SOURCE_NOT_GRANTED, 403)  no grant of the tenant covers a source
+    │   │   ├── HostNotAllowed (HOST_NOT_ALLOWED, 403)      a keyless service asked for by a foreign name
+    │   │   ├── OriginNotAllowed (ORIGIN_NOT_ALLOWED, 403)  a browser's cross-site write
+    │   │   └── PrivateAddress (PRIVATE_ADDRESS, 403)       a crawl's host resolves to a non-public address
     │   ├── NotFound (NOT_FOUND, 404)
     │   ├── Conflict (CONFLICT, 409)
+    │   │   ├── GrantOverlap (GRANT_OVERLAP, 409)      a grant would overlap another tenant's
+    │   │   └── SourceDisabled (SOURCE_DISABLED, 409)  a disabled source cannot sync
     │   ├── PayloadTooLarge (FILE_TOO_LARGE, 413)
+    │   │   └── InputTooLarge (INPUT_TOO_LARGE, 413)     a model endpoint's inputs past a documented limit
+    │   ├── QuotaExceeded (QUOTA_EXCEEDED, 413)          an ingest would take a tenant over its storage limit
     │   ├── InvalidLink (INVALID_LINK, 400)              a crawled page points at a URL no client can fetch
     │   ├── InvalidText (INVALID_TEXT, 422)              a lone surrogate or a NUL in a request's text
+    │   ├── RequestTimeout (REQUEST_TIMEOUT, 408)        a request body stalled past server.body_timeout_s
     │   ├── UnsupportedMediaType (UNSUPPORTED_MEDIA_TYPE, 415)  the request's Content-Type
     │   └── UnsupportedType (UNSUPPORTED_TYPE, 415)             a file ragd cannot read
     ├── ExtractionError (EXTRACTION_FAILED, 422)
@@ -77,6 +87,18 @@ class NotReady(RagError):
     http_status = 503
 
 
+class RateLimited(RagError):
+    """A key used up its requests per minute on one surface; ``retry_after_s``: whole seconds until
+    the next request would be taken (sent as ``Retry-After``)."""
+
+    code = "RATE_LIMITED"
+    http_status = 429
+
+    def __init__(self, message: str, *, retry_after_s: int, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.retry_after_s = retry_after_s
+
+
 class InvalidRequest(RagError):
     code = "INVALID_REQUEST"
     http_status = 400
@@ -98,10 +120,68 @@ class Conflict(InvalidRequest):
     http_status = 409
 
 
+class SourceNotGranted(Forbidden):
+    """A tenant's folder or S3 source reaches beyond every live grant of that tenant."""
+
+    code = "SOURCE_NOT_GRANTED"
+
+
+class HostNotAllowed(Forbidden):
+    """A service without a key was asked for by a ``Host`` that is neither loopback nor listed in
+    ``server.allowed_hosts``: a DNS-rebinding page, or a name the operator has not listed."""
+
+    code = "HOST_NOT_ALLOWED"
+
+
+class OriginNotAllowed(Forbidden):
+    """A state-changing request from a browser page of another origin (``Origin`` not this service's
+    and not in ``server.cors_origins``), on a service without a key or with the UI's session cookie."""
+
+    code = "ORIGIN_NOT_ALLOWED"
+
+
+class PrivateAddress(Forbidden):
+    """A crawl's host resolves, at this connection, to a loopback, private, link-local or reserved
+    address, and the source may reach only public ones (:mod:`ragd.sources.address_guard`)."""
+
+    code = "PRIVATE_ADDRESS"
+
+
+class GrantOverlap(Conflict):
+    """A grant would overlap another tenant's live grant and does not say ``shared``."""
+
+    code = "GRANT_OVERLAP"
+
+
+class SourceDisabled(Conflict):
+    """The source is disabled (no live grant covers it): it is not watched and does not sync."""
+
+    code = "SOURCE_DISABLED"
+    permanent = True
+
+
 class PayloadTooLarge(InvalidRequest):
     code = "FILE_TOO_LARGE"
     http_status = 413
     permanent = True
+
+
+class QuotaExceeded(InvalidRequest):
+    """Storing a file would take its tenant over ``max_chunks`` or ``max_bytes`` (checked before
+    anything is written).  413, not 403: the key may do this, the content is too large for the room
+    left; the fix is a smaller file, deleting files, or a higher limit, then a re-index."""
+
+    code = "QUOTA_EXCEEDED"
+    http_status = 413
+    permanent = True
+
+
+class InputTooLarge(PayloadTooLarge):
+    """A model endpoint's request past a limit: too many inputs, or too many characters in one
+    input or in all of them (``RAGD_SERVER__MAX_EMBED_INPUTS`` and its siblings)."""
+
+    code = "INPUT_TOO_LARGE"
+    permanent = False
 
 
 class InvalidLink(InvalidRequest):
@@ -116,6 +196,13 @@ class InvalidText(InvalidRequest):
 
     code = "INVALID_TEXT"
     http_status = 422
+
+
+class RequestTimeout(InvalidRequest):
+    """A request's body stopped arriving: no piece of it came for ``server.body_timeout_s``."""
+
+    code = "REQUEST_TIMEOUT"
+    http_status = 408
 
 
 class UnsupportedMediaType(InvalidRequest):

@@ -209,6 +209,13 @@ class SourceSpec:
     created_at: float = 0.0
     last_synced_at: float | None = None
     last_error: str | None = None
+    #: why it no longer syncs (no live grant of its tenant covers it: docs/security.md, "Sources");
+    #: None while it is live
+    disabled_reason: str | None = None
+
+    @property
+    def disabled(self) -> bool:
+        return self.disabled_reason is not None
 
 
 class ItemStatus(ParsedEnum):
@@ -360,3 +367,73 @@ class AuditQuery:
     action: str | None = None
     since: float | None = None
     until: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceGrant:
+    """What one tenant's sources may reach, granted by the service key: a folder (``target`` a
+    resolved absolute path; the folder and everything under it) or an S3 bucket/prefix (``target``
+    ``bucket/prefix``, the prefix may be empty: the whole bucket).  Grants of two tenants never
+    overlap unless the later one is ``shared``.  A revoked grant stays listed with ``revoked_at``."""
+
+    id: str
+    tenant_id: str
+    kind: SourceKind  # FOLDER or S3
+    target: str
+    shared: bool = False
+    created_at: float = 0.0
+    #: who granted it: ``service`` (the service key or the CLI)
+    created_by: str = ""
+    revoked_at: float | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.revoked_at is None
+
+
+# -- limits per tenant and per key (docs/knowledge-bases.md, "Limits") ------------------------------
+
+
+class RateSurface(ParsedEnum):
+    """The request families a key's rate limit counts apart (``RAGD_LIMITS__<SURFACE>_PER_MINUTE``)."""
+
+    #: /search, /api/v1/search, a dataset's search, the MCP search tool
+    SEARCH = "search"
+    #: /v1/chat/completions
+    CHAT = "chat"
+    #: the model endpoints: /v1/embeddings, /embed, /v1/rerank
+    MODELS = "models"
+
+
+@dataclass(frozen=True, slots=True)
+class TenantLimits:
+    """One tenant's limits; 0 means no limit.  The settings' ``limits`` group gives the defaults,
+    a tenant's overrides (``tenant_limits.limits``, set by the service key) replace single values."""
+
+    #: requests per minute and key, per surface (token buckets, counted by each replica)
+    search_per_minute: int = 0
+    chat_per_minute: int = 0
+    models_per_minute: int = 0
+    #: storage over all the tenant's datasets: chunks, and bytes of the files that hold them
+    max_chunks: int = 0
+    max_bytes: int = 0
+    #: ingest jobs of the tenant running at once, over every worker of every replica
+    max_concurrent_jobs: int = 0
+
+    def per_minute(self, surface: RateSurface) -> int:
+        value: int = getattr(self, f"{surface.value}_per_minute")
+        return value
+
+
+#: the names a tenant's overrides may carry (the fields of :class:`TenantLimits`)
+LIMIT_NAMES: tuple[str, ...] = tuple(TenantLimits.__dataclass_fields__)
+
+
+@dataclass(frozen=True, slots=True)
+class TenantUsage:
+    """What a tenant holds and runs now: chunks over its datasets' files, the bytes of the files
+    that hold chunks, and its jobs running with a live lease."""
+
+    chunks: int = 0
+    bytes: int = 0
+    running_jobs: int = 0

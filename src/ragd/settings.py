@@ -352,6 +352,12 @@ class ServerSettings(BaseModel):
     )
     metrics_enabled: bool = Field(True, description="serve GET /metrics (bearer-protected)")
     ui_enabled: bool = Field(True, description="serve the web UI at /ui (and redirect / there); docs/ui.md")
+    ui_session_ttl_s: float = Field(
+        43_200.0,
+        ge=1,
+        le=31_536_000,
+        description="a web UI sign-in lasts this long (from sign-in, not from its last use); docs/ui.md",
+    )
     api_docs_enabled: bool = Field(
         False,
         description="serve FastAPI's /docs and /redoc pages (they load script from cdn.jsdelivr.net, outside"
@@ -363,8 +369,56 @@ class ServerSettings(BaseModel):
     max_json_bytes: int = Field(
         16_777_216, ge=1024, description="JSON request bodies over this are refused (413), unread"
     )
+    max_embed_inputs: int = Field(
+        2048,
+        ge=1,
+        le=100_000,
+        description="model endpoints: texts in one /v1/embeddings or /embed request, documents in one"
+        " /v1/rerank (413 INPUT_TOO_LARGE past it; OpenAI's limit; rerank also at most 1,000)",
+    )
+    max_input_chars: int = Field(
+        100_000,
+        ge=1,
+        description="model endpoints: characters in one input (413 past it); a shorter text past the"
+        " model's window is cut to it before tokenizing, as the index does",
+    )
+    max_total_chars: int = Field(
+        1_000_000,
+        ge=1,
+        description="model endpoints: characters in all of one request's inputs (413 past it; about"
+        " OpenAI's 300,000 tokens a request)",
+    )
+    model_slots: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="model endpoints: slices of a request's inputs embedded at once across every key"
+        " (each slice one batch); waiting slices take turns key by key, and a search's query never"
+        " waits behind them",
+    )
     cors_origins: Annotated[tuple[str, ...], NoDecode] = Field(
-        (), description="comma list of allowed browser origins"
+        (),
+        description="comma list of browser origins allowed to call ragd across origins ('*': any); they may"
+        " also send state-changing requests (docs/security.md)",
+    )
+    allowed_hosts: Annotated[tuple[str, ...], NoDecode] = Field(
+        (),
+        description="comma list of host names a service without an API key answers besides loopback (and its"
+        " bind address); '*': any, only behind a proxy that checks Host (docs/service.md)",
+    )
+    header_timeout_s: float = Field(
+        10.0, gt=0, le=3600, description="a request's headers must arrive within this, else the connection closes"
+    )
+    body_timeout_s: float = Field(
+        30.0, gt=0, le=3600, description="a request body with no new piece for this long is a 408 REQUEST_TIMEOUT"
+    )
+    max_incomplete_requests: int = Field(
+        100,
+        ge=1,
+        description="connections still sending their headers; one more closes the oldest of them",
+    )
+    max_connections: int = Field(
+        1000, ge=1, description="open connections; beyond this a request is answered 503 (uvicorn's limit)"
     )
 
     @field_validator("api_key")
@@ -376,7 +430,7 @@ class ServerSettings(BaseModel):
             )
         return v
 
-    @field_validator("cors_origins", mode="before")
+    @field_validator("cors_origins", "allowed_hosts", mode="before")
     @classmethod
     def _origins(cls, v: object) -> object:
         return _comma_list(v)
@@ -466,6 +520,29 @@ class CrawlSettings(BaseModel):
     timeout_s: float = Field(20.0, gt=0)
 
 
+class LimitsSettings(BaseModel):
+    """Every tenant's limits unless the service key sets its own (PUT /api/v1/tenants/{id}/limits);
+    0 means no limit.  Rates count requests per key and minute on each replica
+    (docs/knowledge-bases.md, "Limits")."""
+
+    search_per_minute: int = Field(
+        0, ge=0, description="searches per minute per tenant key (/search, dataset search, MCP search)"
+    )
+    chat_per_minute: int = Field(0, ge=0, description="chat completions per minute per tenant key")
+    models_per_minute: int = Field(
+        0,
+        ge=0,
+        description="model endpoint calls (/v1/embeddings, /embed, /v1/rerank) per minute per tenant key",
+    )
+    max_chunks: int = Field(0, ge=0, description="chunks a tenant may hold over all its datasets")
+    max_bytes: int = Field(
+        0, ge=0, description="bytes of indexed files a tenant may hold over all its datasets"
+    )
+    max_concurrent_jobs: int = Field(
+        0, ge=0, description="ingest jobs of one tenant running at once over every worker and replica"
+    )
+
+
 #: a named reranker or dense model (RAGD_RERANKERS, RAGD_EMBEDDERS keys); "default" (and for rerankers
 #: "none") have meanings of their own
 CONFIGURED_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -521,6 +598,7 @@ class Settings(BaseSettings):
     worker: WorkerSettings = WorkerSettings()
     crawl: CrawlSettings = CrawlSettings()
     otel: OtelSettings = OtelSettings()
+    limits: LimitsSettings = LimitsSettings()
 
     @field_validator("rerankers")
     @classmethod

@@ -5,7 +5,9 @@ their own services factory instead of patching.  Small ASGI middlewares: one
 collapses duplicate slashes (Open WebUI's deployed URL ends in ``/`` and it
 appends ``/search``, so ``//search`` arrives), one checks the key and the JSON
 size before a body is read (:mod:`ragd.api.gate`), one counts and times requests
-per route template — never per raw path, which would carry ids.
+per route template — never per raw path, which would carry ids; outermost, one refuses
+foreign ``Host`` names and cross-site writes (:mod:`ragd.api.origin_guard`) and one times out
+stalled bodies (:mod:`ragd.api.slow_clients`).
 """
 
 from __future__ import annotations
@@ -22,19 +24,23 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ragd import __version__
 from ragd.api import errors
 from ragd.api.audit_watch import AuditWatch
-from ragd.api.auth import tenant_key_check
+from ragd.api.auth import session_lookup, tenant_key_check
 from ragd.api.gate import BodyGate
+from ragd.api.origin_guard import OriginGuard
 from ragd.api.routes import (
     audit,
     chat,
     datasets,
     documents,
+    grants,
     health,
     ingest,
     jobs,
+    limits,
     loader,
     models,
     search,
+    sessions,
     sources,
     stats,
     system,
@@ -42,6 +48,7 @@ from ragd.api.routes import (
     ui,
 )
 from ragd.api.routes.mcp_http import mcp_endpoint, mcp_route
+from ragd.api.slow_clients import BodyDeadline
 from ragd.api.state import AppState, ServicesFactory
 from ragd.bootstrap import chat_enabled, serve_services
 from ragd.kb.auth_bursts import FailedAuthBursts
@@ -136,7 +143,10 @@ def create_app(
         sources.router,
         jobs.router,
         tenants.router,
+        limits.router,
+        sessions.router,
         audit.router,
+        grants.router,
         loader.router,
         system.router,
         stats.router,
@@ -173,5 +183,10 @@ def create_app(
     )
     app.add_middleware(CollapseSlashes)
     app.add_middleware(ui.UiHeaders)
-    app.add_middleware(ui.SessionKey)  # outermost: the UI's cookie becomes the bearer key first
+    app.add_middleware(ui.SessionKey, lookup=session_lookup(state))  # the UI's session, before the gate
+    app.add_middleware(BodyDeadline, timeout_s=settings.server.body_timeout_s)
+    # outermost: a foreign Host or a cross-site write never reaches anything else
+    app.add_middleware(
+        OriginGuard, settings=settings.server, session_cookie=ui.COOKIE, browser_paths=(ui.PREFIX,)
+    )
     return app

@@ -42,7 +42,9 @@ from ragd.errors import (
     NotReady,
     ObjectFetchFailed,
     PayloadTooLarge,
+    QuotaExceeded,
     RagError,
+    RateLimited,
     SparseEmbeddingFailed,
     StorageFull,
     StoreError,
@@ -68,6 +70,7 @@ _HTTP_CODES = {
 _COMPAT: tuple[tuple[type[RagError], int, str], ...] = (
     (InvalidText, 422, "INVALID_REQUEST"),  # FastAPI's status for a body it cannot take
     (PayloadTooLarge, 413, "INVALID_REQUEST"),
+    (QuotaExceeded, 413, "INVALID_REQUEST"),
     (UnsupportedMediaType, 415, "INVALID_REQUEST"),
     (UnsupportedType, 422, "EXTRACTION_FAILED"),
     (Forbidden, 403, "INVALID_REQUEST"),
@@ -121,6 +124,8 @@ async def _rag_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RagError)
     debug = request.app.state.ragd.settings.server.debug
     headers = {"Retry-After": "5"} if isinstance(exc, NotReady) else None
+    if isinstance(exc, RateLimited):
+        headers = {"Retry-After": str(exc.retry_after_s)}
     if _openai_surface(request):
         if exc.http_status >= 500:
             log.warning("%s %s failed: %s %s", request.method, request.url.path, exc.code, exc)
@@ -169,6 +174,19 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     if _openai_surface(request):
         return JSONResponse(openai_error_body(500, wrapped.message, wrapped.code), status_code=500)
     return JSONResponse(error_body(wrapped, "PIPELINE_FAILED"), status_code=500)
+
+
+def early_response(path: str, exc: RagError, headers: dict[str, str] | None = None) -> JSONResponse:
+    """``exc`` answered by a middleware, before any route (and this module's handlers) runs, in the
+    shape of the surface ``path`` is on; its status is kept on every surface (a 403 or a 408 is the
+    transport's verdict, not the ingestion service's)."""
+    if path.startswith(OPENAI_PREFIX):
+        body = openai_error_body(exc.http_status, openai_message(exc), exc.code)
+    elif path.startswith(COMPAT_PREFIX):
+        body = error_body(exc, InvalidRequest.code, reason=exc.code)
+    else:
+        body = error_body(exc, exc.code)
+    return JSONResponse(body, status_code=exc.http_status, headers=headers)
 
 
 def install(app: FastAPI) -> None:

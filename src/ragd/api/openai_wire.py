@@ -243,6 +243,8 @@ def error_type(status: int) -> str:
         return "permission_error"
     if status == 502:
         return "upstream_error"
+    if status == 429:  # the openai SDKs raise RateLimitError on the status and honour Retry-After
+        return "rate_limit_error"
     return "server_error" if status >= 500 else "invalid_request_error"
 
 

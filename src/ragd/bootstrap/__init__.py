@@ -22,14 +22,17 @@ from ragd.chunk.factory import build_chunker
 from ragd.embed.base import DenseEmbedder, SparseEmbedder
 from ragd.embed.bm25 import Bm25SparseEmbedder
 from ragd.embed.coalesce import CoalescingEmbedder
+from ragd.embed.fair_queue import FairTurns
 from ragd.embed.spaces import DenseSpaces
-from ragd.errors import ConfigurationError, InvalidRequest, MissingDependency
+from ragd.errors import ConfigurationError, InvalidRequest, MissingDependency, RagError, RateLimited
 from ragd.extract.base import Extractor
 from ragd.extract.isolation import IsolatedExtractor
 from ragd.extract.router import build_extractor, engines, pinned
 from ragd.ingest.pipeline import Ingestor
 from ragd.kb.context import KbContext
+from ragd.kb.limits import check_rate, tenant_rows
 from ragd.kb.worker import Worker
+from ragd.kb_types import Principal, RateSurface
 from ragd.language import load_identifier
 from ragd.llm.base import ChatCompletions, ChatModel, Upstream
 from ragd.objects.base import ObjectStore
@@ -74,11 +77,36 @@ class Services:
     #: every configured dense model by name, and every reranker by name (the model endpoints serve them)
     spaces: DenseSpaces | None = None
     rerankers: Mapping[str, Reranker] = field(default_factory=dict)
+    #: the model endpoints' turns: at most RAGD_SERVER__MODEL_SLOTS slices at once, key by key
+    model_turns: FairTurns = field(default_factory=FairTurns)
 
     def knowledge(self) -> KbContext:
         if self.kb is None:
             raise ConfigurationError("the knowledge-base catalog is not open in this process")
         return self.kb
+
+    async def check_rate(self, principal: Principal, surface: RateSurface) -> None:
+        """Count one request of ``principal`` on ``surface`` against its key's rate (429
+        ``RATE_LIMITED`` when used up, counted in ``ragd_rate_limited_total``); nothing to count
+        without a catalog (no tenant keys)."""
+        if self.kb is None:
+            return
+        try:
+            await check_rate(self.kb.catalog, self.kb.limits, principal, surface)
+        except RateLimited:
+            self.metrics.rate_limited.labels(surface.value).inc()
+            raise
+
+    async def refresh_tenant_metrics(self) -> None:
+        """Set the ``kb_tenant_*`` gauges from the catalog (before ``/metrics`` renders)."""
+        if self.kb is None:
+            return
+        try:
+            rows = await tenant_rows(self.kb.catalog, self.kb.limits)
+        except RagError as exc:
+            log.warning("cannot count tenants' usage for /metrics: %s", exc.code)
+            return
+        self.metrics.set_tenant_usage(rows)
 
     def wake_worker(self) -> None:
         """A job was queued: this process's worker (if it runs one) claims it now."""
@@ -430,6 +458,7 @@ async def open_services(
             worker=worker,
             spaces=spaces,
             rerankers={name: stage.reranker for name, stage in rerankers.items()},
+            model_turns=FairTurns(settings.server.model_slots),
         )
 
 

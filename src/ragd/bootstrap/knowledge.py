@@ -19,9 +19,11 @@ from ragd.embed.spaces import DenseSpaces
 from ragd.errors import ConfigurationError, InvalidRequest, MissingDependency
 from ragd.ingest.pipeline import Ingestor
 from ragd.kb.context import KbContext
+from ragd.kb.grants import sweep_at_start
+from ragd.kb.limits_book import LimitsBook
 from ragd.kb.watcher import FolderWatcher
 from ragd.kb.worker import Worker
-from ragd.kb_types import ChunkingSpec, SourceKind, SourceSpec
+from ragd.kb_types import ChunkingSpec, SourceKind, SourceSpec, TenantLimits
 from ragd.objects.base import ObjectStore
 from ragd.observe.metrics import Metrics
 from ragd.settings import ChunkSettings, Settings
@@ -109,6 +111,7 @@ def reader_factory(
                     user_agent=crawl.user_agent,
                     timeout_s=crawl.timeout_s,
                     max_page_bytes=settings.extract.max_file_bytes,
+                    allow_private=crawl.allow_private or config.get("allow_private") is True,
                 )
             )
             try:
@@ -181,7 +184,10 @@ async def open_knowledge(
             max_attempts=settings.worker.max_attempts,
             reranker_names=reranker_names,
             embedding_names=spaces.names if spaces is not None else ("default",),
+            limits=LimitsBook(defaults=TenantLimits(**settings.limits.model_dump())),
         )
+        if background:  # a server: what no grant covers is disabled before anything watches it
+            await sweep_at_start(catalog)
         if not (background and settings.worker.enabled):
             yield ctx, None
             return

@@ -11,7 +11,7 @@ use-cases do, with the request's :class:`ragd.kb_types.Principal`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from ragd.kb_types import (
@@ -27,8 +27,10 @@ from ragd.kb_types import (
     JobStatus,
     LedgerEntry,
     Principal,
+    SourceGrant,
     SourceSpec,
     Tenant,
+    TenantUsage,
     UiSession,
 )
 
@@ -117,6 +119,11 @@ class SourceRepo(Protocol):
 
     async def mark_synced(self, source_id: str, at: float, error: str | None) -> None: ...
 
+    async def set_source_disabled(self, source_id: str, reason: str | None) -> SourceSpec | None:
+        """Disable the source with ``reason`` (None: enable it again); the source as it now
+        stands, or None for an unknown id."""
+        ...
+
     async def ledger(self, source_id: str) -> dict[str, LedgerEntry]:
         """Every item recorded for the source, by key."""
         ...
@@ -145,11 +152,15 @@ class JobQueue(Protocol):
         ``items`` added to it."""
         ...
 
-    async def claim(self, worker_id: str, lease_s: float) -> Job | None:
+    async def claim(self, worker_id: str, lease_s: float, *, max_running: int = 0) -> Job | None:
         """The oldest runnable job (queued and due, or running with a lapsed lease), now
         RUNNING for ``worker_id`` with attempts+1 and ``started_at`` now; None when there is none.
         A lapsed job is not run again when its cancel was requested (it ends CANCELLED) or its
-        attempts are used up (it ends FAILED with error code ``WORKER_LOST``)."""
+        attempts are used up (it ends FAILED with error code ``WORKER_LOST``).
+
+        A tenant already running its ``max_concurrent_jobs`` (its override in ``tenant_limits``,
+        else ``max_running``; 0: no bound) with live leases gets none: its jobs stay queued and
+        the next tenant's runnable job is claimed, on every replica alike."""
         ...
 
     async def heartbeat(self, job_id: str, worker_id: str, lease_s: float) -> Job | None:
@@ -229,7 +240,27 @@ class JobQueue(Protocol):
 
 
 class SourceGrants(Protocol):
-    """What folder roots and S3 bucket/prefixes each tenant's sources may reach (issue 30 §1.1)."""
+    """What folder roots and S3 bucket/prefixes each tenant's sources may reach (issue 30 §1.1).
+
+    Storage only: the use-cases (``ragd.kb.grants``) check who grants, the targets and overlaps."""
+
+    async def create_grant(self, grant: SourceGrant) -> SourceGrant:
+        """Store a grant (``created_at`` now); NotFound when the tenant does not exist."""
+        ...
+
+    async def get_grant(self, grant_id: str) -> SourceGrant | None: ...
+
+    async def list_grants(
+        self, tenant_id: str | None = None, *, include_revoked: bool = False
+    ) -> list[SourceGrant]:
+        """One tenant's grants (None: every tenant's), oldest first; live ones only unless
+        ``include_revoked``."""
+        ...
+
+    async def revoke_grant(self, grant_id: str) -> SourceGrant | None:
+        """Set ``revoked_at`` (now) on a live grant; the grant as it now stands (a revoked one
+        unchanged), or None for an unknown id."""
+        ...
 
 
 class UiSessions(Protocol):
@@ -266,7 +297,29 @@ class UiSessions(Protocol):
 
 
 class TenantLimitsRepo(Protocol):
-    """Per-tenant limits over the settings' defaults (issue 30 §2)."""
+    """Per-tenant limits over the settings' defaults (issue 30 §2): a tenant's row holds only the
+    limits it overrides (names from :data:`ragd.kb_types.LIMIT_NAMES`, integers >= 0)."""
+
+    async def get_tenant_limits(self, tenant_id: str) -> dict[str, int]:
+        """The tenant's overrides ({}: it follows the settings)."""
+        ...
+
+    async def list_tenant_limits(self) -> dict[str, dict[str, int]]:
+        """Every tenant's overrides, by tenant id (tenants without any are absent)."""
+        ...
+
+    async def set_tenant_limits(self, tenant_id: str, overrides: Mapping[str, int]) -> dict[str, int]:
+        """Replace the tenant's overrides (unknown names and negative values dropped; {}: back to the
+        settings) and return them as stored; NotFound for an unknown tenant."""
+        ...
+
+    async def tenant_usage(
+        self, tenant_id: str | None = None, *, exclude_file: str | None = None
+    ) -> dict[str, TenantUsage]:
+        """What each tenant (or only ``tenant_id``) holds and runs, in one read: chunks over its
+        files, bytes of the files that hold chunks, jobs RUNNING with a live lease; a tenant with
+        none of these is absent.  ``exclude_file``: leave that file out (what an ingest replaces)."""
+        ...
 
 
 class AuditLog(Protocol):

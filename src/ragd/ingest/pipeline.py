@@ -38,10 +38,13 @@ SCROLL_PAGE = 1000
 
 @dataclass(frozen=True, slots=True)
 class IngestOptions:
-    """Per-call choices: a dataset's own chunker, and its file's enabled flag (None: keep the stored one)."""
+    """Per-call choices: a dataset's own chunker, its file's enabled flag (None: keep the stored
+    one), and ``admit``: called with the new version's chunk count after chunking, before anything
+    is embedded or written (a storage quota raises there, and the stored version stays whole)."""
 
     chunker: Chunker | None = None
     disabled: bool | None = None
+    admit: Callable[[int], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +133,15 @@ class Ingestor:
         # a disabled file stays disabled: its new version is written already flagged
         disabled = is_disabled(existing) if options.disabled is None else options.disabled
         points = await self._points(
-            ref, document, file_hash, chunker, version, disabled=disabled, model=model, space=space
+            ref,
+            document,
+            file_hash,
+            chunker,
+            version,
+            disabled=disabled,
+            model=model,
+            space=space,
+            admit=options.admit,
         )
         await self._replace(existing, points)
         return Outcome(IngestStatus.INDEXED, len(points), document.extractor)
@@ -183,6 +194,7 @@ class Ingestor:
         disabled: bool,
         model: DenseEmbedder,
         space: str | None,
+        admit: Callable[[int], Awaitable[None]] | None = None,
     ) -> list[StoredChunk]:
         chunks = await asyncio.to_thread(chunker.chunk, document)
         if not chunks:
@@ -192,6 +204,8 @@ class Ingestor:
                 f"{ref.name!r} makes {len(chunks):,} chunks, over the {self._max_chunks:,}-chunk limit",
                 hint="raise RAGD_CHUNKING__MAX_CHUNKS, use larger chunks, or split the file",
             )
+        if admit is not None:
+            await admit(len(chunks))
         texts = [c.embedding_text() for c in chunks]
         dense = await model.embed_documents(texts)
         if len(dense) != len(texts):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragd.catalog.base import Catalog
 from ragd.chunk.base import Chunker
 from ragd.ingest.pipeline import Ingestor
+from ragd.kb.limits_book import LimitsBook
 from ragd.kb_types import ChunkingSpec, SourceSpec
 from ragd.sources.base import SourceReader
 from ragd.store.base import VectorStore
@@ -34,6 +35,8 @@ class KbContext:
     reranker_names: tuple[str, ...] = ()
     #: the configured dense models' names ("default", then RAGD_EMBEDDERS): a dataset's choice
     embedding_names: tuple[str, ...] = ("default",)
+    #: the limits of every tenant: the settings' defaults, overrides cached briefly, rate buckets
+    limits: LimitsBook = field(default_factory=LimitsBook)
 
     def upload_path(self, dataset_id: str, file_id: str) -> Path:
         return self.files_dir / dataset_id / file_id

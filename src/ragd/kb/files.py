@@ -20,6 +20,7 @@ from ragd.errors import InvalidRequest, NotFound
 from ragd.kb import audit
 from ragd.kb.access import readable, writable
 from ragd.kb.context import KbContext
+from ragd.kb.limits import check_storage
 from ragd.kb_types import Dataset, FileEntry, FileStatus, Job, JobKind, JobStatus, Principal
 
 MAX_FILE_NAME = 255
@@ -63,6 +64,9 @@ async def upload_files(
     audit.note(tenant_id=dataset.tenant_id)
     if not uploads:
         raise InvalidRequest("no files in the upload (multipart parts named 'files' or 'file')")
+    # bytes alone already over the quota: refused before anything is kept (chunks are counted later)
+    total = sum(u.size for u in uploads)
+    await check_storage(ctx.catalog, ctx.limits, dataset.tenant_id, chunks=0, size=total)
     entries = []
     now = time.time()
     for upload in uploads:

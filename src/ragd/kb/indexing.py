@@ -9,6 +9,7 @@ from dataclasses import replace
 from ragd.errors import NotFound, RagError
 from ragd.ingest.pipeline import IngestOptions, Outcome
 from ragd.kb.context import KbContext
+from ragd.kb.limits import storage_check
 from ragd.kb_types import Dataset, FileEntry, FileStatus
 from ragd.sources.base import SourceItem
 from ragd.types import Blob, Document, FileRef
@@ -36,8 +37,11 @@ async def index_content(
 ) -> Outcome:
     """Ingest ``content`` as ``entry``; the entry records the outcome (or the error, re-raised)."""
     entry = await ctx.catalog.put_file(replace(entry, status=FileStatus.INDEXING))
+    size = entry.size or content_size(content)
     options = IngestOptions(
-        chunker=ctx.chunker_for(dataset.chunking, dataset.embedding), disabled=not entry.enabled
+        chunker=ctx.chunker_for(dataset.chunking, dataset.embedding),
+        disabled=not entry.enabled,
+        admit=storage_check(ctx.catalog, ctx.limits, dataset.tenant_id, entry.id, size),
     )
     ref = file_ref(dataset, entry)
     try:
@@ -61,6 +65,15 @@ async def index_content(
         )
     )
     return outcome
+
+
+def content_size(content: Blob | Document) -> int:
+    """The bytes a file's quota counts: the blob's, or an extracted document's text in UTF-8."""
+    if isinstance(content, Document):
+        return len(content.text.encode("utf-8", "surrogatepass"))
+    if content.path is not None:
+        return content.path.stat().st_size
+    return len(content.data or b"")
 
 
 async def index_entry(ctx: KbContext, dataset: Dataset, entry: FileEntry, *, force: bool) -> Outcome:

@@ -103,7 +103,8 @@ class Worker:
     async def _fill(self) -> None:
         while len(self._running) < self._settings.concurrency:
             try:
-                job = await self._ctx.catalog.claim(self.worker_id, self._settings.lease_s)
+                bound = self._ctx.limits.defaults.max_concurrent_jobs
+                job = await self._ctx.catalog.claim(self.worker_id, self._settings.lease_s, max_running=bound)
             except RagError as exc:
                 log.warning("job worker cannot claim: %s", exc)
                 return

@@ -23,7 +23,7 @@ from ragd.errors import NotFound
 from ragd.kb.quick_add import Target, add_text, add_url
 from ragd.kb.reach import check_collection, list_reach
 from ragd.kb.scoped_search import search_scoped
-from ragd.kb_types import Principal
+from ragd.kb_types import Principal, RateSurface
 from ragd.mcp.schemas import (
     AddResult,
     AddTextArgs,
@@ -40,6 +40,7 @@ from ragd.types import SearchKnobs, SearchMode
 
 
 async def search(svc: Services, caller: Principal, args: SearchArgs) -> SearchResult:
+    await svc.check_rate(caller, RateSurface.SEARCH)  # the key's searches per minute, as on /search
     hits = await search_scoped(
         svc.knowledge(),
         svc.pipeline,

@@ -13,7 +13,7 @@ standard process and platform collectors (``process_resident_memory_bytes``, ``p
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from prometheus_client import (
@@ -36,6 +36,11 @@ _FAST = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
 _SLOW = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0)
 _COUNTS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000)
 _BYTES = (1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9)
+#: tenants with a label of their own on the kb_tenant_* gauges; the others are summed as OTHER_TENANTS
+TENANT_LABELS = 50
+OTHER_TENANTS = "other"
+#: (tenant name, {resource: value}, {limit: value}) for :meth:`Metrics.set_tenant_usage`
+TenantRow = tuple[str, Mapping[str, int], Mapping[str, int]]
 
 
 class Metrics:
@@ -143,6 +148,20 @@ class Metrics:
             "ingest_document_bytes", "Ingested file sizes", buckets=_BYTES, registry=r
         )
         self.ingest_failures = Counter("ingest_failures_total", "Failed files by code", ["code"], registry=r)
+        # limits (docs/knowledge-bases.md, "Limits"): refusals by surface (never by key), and each
+        # tenant's use against its limits for the first TENANT_LABELS tenants by name, the rest as "other"
+        self.rate_limited = Counter(
+            "ragd_rate_limited_total", "Requests refused by a key's rate limit", ["surface"], registry=r
+        )
+        self.tenant_usage = Gauge(
+            "kb_tenant_usage",
+            "What a tenant holds and runs (chunks, bytes, running_jobs)",
+            ["tenant", "resource"],
+            registry=r,
+        )
+        self.tenant_limit = Gauge(
+            "kb_tenant_limit", "A tenant's limit in force (0: none)", ["tenant", "limit"], registry=r
+        )
         self.pipeline_stage = Histogram(
             "pipeline_stage_duration_seconds", "Ingest stage latency", ["stage"], buckets=_SLOW, registry=r
         )
@@ -163,6 +182,26 @@ class Metrics:
         collector when it asked for its timings (:mod:`ragd.observe.timings`)."""
         self.retrieval_stage.labels(stage).observe(seconds)
         record_stage(stage, seconds)
+
+    def set_tenant_usage(self, rows: Sequence[TenantRow]) -> None:
+        """Replace the per-tenant gauges with ``rows`` (tenant name, usage, limits): the first
+        :data:`TENANT_LABELS` by name get their own label, the rest are summed as ``other`` (their
+        limits, which do not add up, are left out): the label set stays bounded."""
+        self.tenant_usage.clear()
+        self.tenant_limit.clear()
+        ordered = sorted(rows, key=lambda row: row[0])
+        other: dict[str, int] = {}
+        for n, (name, usage, limits) in enumerate(ordered):
+            if n >= TENANT_LABELS:
+                for resource, value in usage.items():
+                    other[resource] = other.get(resource, 0) + value
+                continue
+            for resource, value in usage.items():
+                self.tenant_usage.labels(name, resource).set(value)
+            for limit, value in limits.items():
+                self.tenant_limit.labels(name, limit).set(value)
+        for resource, value in other.items():
+            self.tenant_usage.labels(OTHER_TENANTS, resource).set(value)
 
     def render(self) -> bytes:
         """The Prometheus text exposition of every family."""

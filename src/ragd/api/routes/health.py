@@ -37,4 +37,6 @@ async def metrics(request: Request) -> Response:
     state = request.app.state.ragd
     if not state.settings.server.metrics_enabled:
         raise HTTPException(status_code=404, detail="Not Found")
+    if state.services is not None:  # each tenant's use against its limits, read now
+        await state.services.refresh_tenant_metrics()
     return Response(state.metrics.render(), media_type=state.metrics.content_type)

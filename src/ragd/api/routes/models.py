@@ -11,7 +11,10 @@
   model ragd serves, by any of its names.
 
 Any valid key may call them, a tenant key included: a model reveals nothing of anyone's data.
-Errors on ``/v1/…`` are OpenAI-shaped, on ``/embed`` ragd's own (``api/errors.py``).
+Errors on ``/v1/…`` are OpenAI-shaped, on ``/embed`` ragd's own (``api/errors.py``).  A request
+past RAGD_SERVER__MAX_EMBED_INPUTS, …_MAX_INPUT_CHARS or …_MAX_TOTAL_CHARS is 413
+``INPUT_TOO_LARGE``; the work is done slice by slice, in turns shared key by key with every other
+caller of these endpoints (:mod:`ragd.embed.fair_queue`), as the caller's key.
 """
 
 from __future__ import annotations
@@ -33,11 +36,14 @@ from ragd.api.model_schemas import (
     model_object,
     rerank_response,
 )
+from ragd.api.rates import MODELS_RATE
 from ragd.bootstrap import Services
+from ragd.embed.fair_queue import working_for
 from ragd.embed.serving import InputType, ServedModels
 from ragd.embed.spaces import DEFAULT_MODEL
 from ragd.errors import NotFound
 from ragd.kb_types import Principal
+from ragd.model_inputs import InputLimits
 from ragd.observe.metrics import Metrics
 from ragd.rerank.serving import ServedRerankers, rank
 
@@ -61,38 +67,54 @@ def served_rerankers(svc: Services) -> ServedRerankers:
     return ServedRerankers(svc.rerankers, models)
 
 
-@router.post("/v1/embeddings", response_model=None)
-async def embeddings(body: EmbeddingsBody, svc: Svc, m: Met) -> JSONResponse:
+def input_limits(svc: Services) -> InputLimits:
+    server = svc.settings.server
+    return InputLimits(server.max_embed_inputs, server.max_input_chars, server.max_total_chars)
+
+
+def work_key_of(caller: Principal) -> str:
+    """Whose turns a request's slices take: its key's (the service key is one key of its own)."""
+    return caller.key_id or ("service" if caller.is_service else f"tenant:{caller.tenant_id}")
+
+
+@router.post("/v1/embeddings", response_model=None, dependencies=[MODELS_RATE])
+async def embeddings(body: EmbeddingsBody, caller: Caller, svc: Svc, m: Met) -> JSONResponse:
     """The index's vectors for the input, in OpenAI's shape (``usage`` counts the model's tokens)."""
     served = served_models(svc)
     model = served.resolve(body.model)
     check_dimensions(body.dimensions, model.dimension, model.name)
     texts = body.texts()
-    embedded = await served.embed(model, texts, InputType.parse(body.input_type))
+    with working_for(work_key_of(caller)):
+        kind = InputType.parse(body.input_type)
+        embedded = await served.embed(model, texts, kind, limits=input_limits(svc), turns=svc.model_turns)
     m.model_inputs.labels("embeddings").inc(len(texts))
     name = body.model or model.embedder.spec.model
     return JSONResponse(embeddings_response(embedded, name, body.encoding_format))
 
 
-@router.post("/embed", response_model=None)
-async def tei_embed(body: TeiEmbedBody, svc: Svc, m: Met) -> JSONResponse:
+@router.post("/embed", response_model=None, dependencies=[MODELS_RATE])
+async def tei_embed(body: TeiEmbedBody, caller: Caller, svc: Svc, m: Met) -> JSONResponse:
     """The default model's vectors, as TEI answers: a JSON array of arrays of floats."""
     body.check()
     served = served_models(svc)
     model = served.default
     check_dimensions(body.dimensions, model.dimension, model.name)
     texts = body.texts()
-    embedded = await served.embed(model, texts, InputType.parse(body.prompt_name))
+    with working_for(work_key_of(caller)):
+        kind = InputType.parse(body.prompt_name)
+        embedded = await served.embed(model, texts, kind, limits=input_limits(svc), turns=svc.model_turns)
     m.model_inputs.labels("embed").inc(len(texts))
     return JSONResponse([vector.tolist() for vector in embedded.vectors])
 
 
-@router.post("/v1/rerank", response_model=None)
-async def rerank(body: RerankBody, svc: Svc, m: Met) -> JSONResponse:
+@router.post("/v1/rerank", response_model=None, dependencies=[MODELS_RATE])
+async def rerank(body: RerankBody, caller: Caller, svc: Svc, m: Met) -> JSONResponse:
     """The documents scored against the query, best first, in Cohere's shape."""
     name, reranker = served_rerankers(svc).resolve(body.model)
     documents = body.document_texts()
-    ranked = await rank(reranker, body.query, documents)
+    with working_for(work_key_of(caller)):
+        limits = input_limits(svc)
+        ranked = await rank(reranker, body.query, documents, limits=limits, turn=svc.model_turns.turn)
     m.model_inputs.labels("rerank").inc(len(documents))
     with_text = body.return_documents or body.return_text
     answer = rerank_response(ranked, documents, body.model or name, top_n=body.top_n, with_text=with_text)

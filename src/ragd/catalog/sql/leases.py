@@ -6,7 +6,8 @@ claiming is skipped, never claimed twice); on SQLite the transaction began
 with ``BEGIN IMMEDIATE``, so it is the only writer.  A running job whose lease
 lapsed is runnable again, except when its cancel was requested (it becomes
 CANCELLED) or it has used up its attempts (FAILED with ``WORKER_LOST``): a job
-that kills its worker every time must not be retried for ever.
+that kills its worker every time must not be retried for ever.  A tenant already
+running its ``max_concurrent_jobs`` is passed over (:mod:`.job_bounds`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from ragd.catalog.sql import records
 from ragd.catalog.sql.clock import bump_jobs
 from ragd.catalog.sql.engine import Database
+from ragd.catalog.sql.job_bounds import job_bounds, tenant_full
 from ragd.catalog.sql.job_rows import load_job, lock_job, settle_files
 from ragd.catalog.sql.tables import jobs
 from ragd.errors import NotFound
@@ -37,20 +39,27 @@ _FINAL = tuple(s for s in JobStatus if s.finished)
 class SqlLeases:
     _db: Database
 
-    async def claim(self, worker_id: str, lease_s: float) -> Job | None:
+    async def claim(self, worker_id: str, lease_s: float, *, max_running: int = 0) -> Job | None:
         async with self._db.write() as conn:
             now = self._db.now()
             changed: list[str] = []
             claimed: str | None = None
+            bounds = await job_bounds(conn, max_running)
+            full: set[str] = set()  # tenants running their bound: their jobs wait queued
             for _ in range(_SWEEP):
-                row = await _next_runnable(conn, now)
+                row = await _next_runnable(conn, now, full)
                 if row is None:
                     break
+                if await _close_abandoned(conn, row, now):
+                    changed.append(row["id"])
+                    continue
+                if await tenant_full(conn, row["tenant_id"], bounds, now):
+                    full.add(row["tenant_id"])
+                    continue
                 changed.append(row["id"])
-                if not await _close_abandoned(conn, row, now):
-                    await _start(conn, row["id"], worker_id, now + lease_s, now)
-                    claimed = row["id"]
-                    break
+                await _start(conn, row["id"], worker_id, now + lease_s, now)
+                claimed = row["id"]
+                break
             if changed:
                 await bump_jobs(conn, now, *changed)
             return records.job(await load_job(conn, claimed)) if claimed else None
@@ -118,12 +127,15 @@ class SqlLeases:
             return records.job(await load_job(conn, job_id))
 
 
-async def _next_runnable(conn: AsyncConnection, now: float) -> RowMapping | None:
+async def _next_runnable(conn: AsyncConnection, now: float, skip_tenants: set[str]) -> RowMapping | None:
     due = and_(jobs.c.status == _QUEUED, jobs.c.run_after <= now)
     lapsed = and_(jobs.c.status == _RUNNING, jobs.c.lease_expires < now)
+    runnable = or_(due, lapsed)
+    if skip_tenants:
+        runnable = and_(runnable, jobs.c.tenant_id.not_in(sorted(skip_tenants)))
     query = (
         select(jobs)
-        .where(or_(due, lapsed))
+        .where(runnable)
         .order_by(jobs.c.created_at, jobs.c.id)
         .limit(1)
         .with_for_update(skip_locked=True)

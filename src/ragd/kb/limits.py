@@ -1,0 +1,211 @@
+"""Limits per tenant and per key: who reads and sets them, requests per minute, storage quotas.
+
+A tenant's limits are the settings' ``limits`` group with its overrides on top (set by the
+service key; a tenant admin reads its own).  Rates count each tenant key's requests per surface in
+this process (:mod:`ragd.kb.rates`); the service key and a keyless loopback service are not counted.
+Storage is checked before a file's points are written: the tenant's chunks and bytes (the file's
+previous version left out) plus the new version's must stay within ``max_chunks``/``max_bytes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+from ragd.catalog.base import Catalog
+from ragd.errors import Forbidden, InvalidRequest, NotFound, QuotaExceeded, RateLimited
+from ragd.kb import audit
+from ragd.kb.limits_book import LimitsBook
+from ragd.kb_types import (
+    LIMIT_NAMES,
+    AuditOutcome,
+    Principal,
+    RateSurface,
+    TenantLimits,
+    TenantUsage,
+)
+
+#: the largest value a limit takes (a sanity bound on what the API accepts)
+MAX_LIMIT = 2**53
+
+
+@dataclass(frozen=True, slots=True)
+class LimitsView:
+    """A tenant's limits as the API shows them: in force, its own overrides, the settings'."""
+
+    tenant_id: str
+    limits: TenantLimits
+    overrides: Mapping[str, int]
+    defaults: TenantLimits
+
+
+# -- rates ------------------------------------------------------------------------------------------
+
+
+async def check_rate(catalog: Catalog, book: LimitsBook, principal: Principal, surface: RateSurface) -> None:
+    """Count one request of a tenant key on ``surface``; RATE_LIMITED (429) when its bucket is empty."""
+    if principal.tenant_id is None or principal.key_id is None:
+        return
+    per_minute = (await book.of(catalog, principal.tenant_id)).per_minute(surface)
+    wait = book.rates.take(principal.key_id, surface, per_minute)
+    if wait:
+        raise RateLimited(
+            f"this key made its {per_minute} {surface.value} requests of the minute",
+            retry_after_s=wait,
+            hint=f"retry in {wait} s; the service key sets the tenant's limits",
+        )
+
+
+# -- reading and setting ----------------------------------------------------------------------------
+
+
+async def _known_tenant(catalog: Catalog, tenant_id: str) -> None:
+    if not any(t.id == tenant_id for t in await catalog.list_tenants()):
+        raise NotFound(f"tenant {tenant_id[:100]!r} not found")
+
+
+async def _reader_of(catalog: Catalog, principal: Principal, tenant_id: str) -> None:
+    """The service key, or an admin key of the tenant (another tenant's id is a 404, as missing)."""
+    if not principal.is_service and principal.tenant_id != tenant_id:
+        raise NotFound(f"tenant {tenant_id[:100]!r} not found")
+    if not principal.can_admin:
+        raise Forbidden("reading a tenant's limits needs an admin key of the tenant")
+    await _known_tenant(catalog, tenant_id)
+
+
+async def get_limits(catalog: Catalog, book: LimitsBook, principal: Principal, tenant_id: str) -> LimitsView:
+    await _reader_of(catalog, principal, tenant_id)
+    overrides = await catalog.get_tenant_limits(tenant_id)
+    return LimitsView(tenant_id, book.effective(overrides), overrides, book.defaults)
+
+
+def parse_overrides(values: Mapping[str, object]) -> dict[str, int]:
+    """A PUT body's overrides: known names, whole numbers 0..2^53 (0: no limit), None dropped (the
+    setting applies); INVALID_REQUEST naming the first bad one."""
+    out: dict[str, int] = {}
+    for name, value in values.items():
+        if name not in LIMIT_NAMES:
+            raise InvalidRequest(f"unknown limit {name[:60]!r}; the limits are {', '.join(LIMIT_NAMES)}")
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_LIMIT:
+            raise InvalidRequest(f"limit {name!r} must be a whole number from 0 (no limit) to 2^53")
+        out[name] = value
+    return out
+
+
+async def set_limits(
+    catalog: Catalog, book: LimitsBook, principal: Principal, tenant_id: str, values: Mapping[str, object]
+) -> LimitsView:
+    """Replace the tenant's overrides (service key only); recorded as ``limits.update``."""
+    try:
+        if not principal.is_service:
+            raise Forbidden("only the service key sets a tenant's limits")
+        overrides = parse_overrides(values)
+        before = await catalog.get_tenant_limits(tenant_id)
+        stored = await catalog.set_tenant_limits(tenant_id, overrides)
+    except (Forbidden, InvalidRequest) as exc:
+        outcome = AuditOutcome.DENIED if isinstance(exc, Forbidden) else AuditOutcome.FAILED
+        await audit.record(
+            catalog,
+            principal,
+            "limits.update",
+            outcome=outcome,
+            tenant_id=tenant_id if principal.is_service else principal.tenant_id,
+            target_kind="tenant",
+            target_id=tenant_id,
+            detail={"code": exc.code},
+        )
+        raise
+    book.forget(tenant_id)
+    await audit.record(
+        catalog,
+        principal,
+        "limits.update",
+        tenant_id=tenant_id,
+        target_kind="tenant",
+        target_id=tenant_id,
+        detail={"before": before, "after": stored},
+    )
+    return LimitsView(tenant_id, book.effective(stored), stored, book.defaults)
+
+
+async def get_usage(
+    catalog: Catalog, book: LimitsBook, principal: Principal, tenant_id: str
+) -> tuple[TenantUsage, LimitsView]:
+    view = await get_limits(catalog, book, principal, tenant_id)
+    used = (await catalog.tenant_usage(tenant_id)).get(tenant_id, TenantUsage())
+    return used, view
+
+
+# -- storage ----------------------------------------------------------------------------------------
+
+
+def over_quota(limits: TenantLimits, held: TenantUsage, *, chunks: int, size: int) -> str | None:
+    """Why ``chunks`` more chunks and ``size`` more bytes would break the limits, or None."""
+    if limits.max_chunks and held.chunks + chunks > limits.max_chunks:
+        return f"{held.chunks:,} + {chunks:,} chunks would exceed the tenant's {limits.max_chunks:,}"
+    if limits.max_bytes and held.bytes + size > limits.max_bytes:
+        return f"{held.bytes:,} + {size:,} bytes would exceed the tenant's {limits.max_bytes:,}"
+    return None
+
+
+async def check_storage(
+    catalog: Catalog,
+    book: LimitsBook,
+    tenant_id: str,
+    *,
+    chunks: int,
+    size: int,
+    exclude_file: str | None = None,
+) -> None:
+    """QUOTA_EXCEEDED (413) when the tenant's storage (``exclude_file`` left out) plus ``chunks``
+    and ``size`` would exceed its ``max_chunks``/``max_bytes``."""
+    limits = await book.of(catalog, tenant_id)
+    if not (limits.max_chunks or limits.max_bytes):
+        return
+    held = (await catalog.tenant_usage(tenant_id, exclude_file=exclude_file)).get(tenant_id, TenantUsage())
+    reason = over_quota(limits, held, chunks=chunks, size=size)
+    if reason is not None:
+        raise QuotaExceeded(
+            f"storage quota: {reason}",
+            hint="delete files, or ask the operator to raise max_chunks/max_bytes, then re-index",
+        )
+
+
+def storage_check(
+    catalog: Catalog, book: LimitsBook, tenant_id: str, file_id: str, size: int
+) -> Callable[[int], Awaitable[None]]:
+    """What the ingest calls with a file's chunk count, after chunking and before embedding or
+    writing: QUOTA_EXCEEDED when the tenant's storage (this file's previous version left out) plus
+    this version would exceed its limits."""
+
+    async def check(chunks: int) -> None:
+        await check_storage(catalog, book, tenant_id, chunks=chunks, size=size, exclude_file=file_id)
+
+    return check
+
+
+# -- metrics ----------------------------------------------------------------------------------------
+
+_USAGE_FIELDS = ("chunks", "bytes", "running_jobs")
+_GAUGED_LIMITS = ("max_chunks", "max_bytes", "max_concurrent_jobs")
+
+
+async def tenant_rows(catalog: Catalog, book: LimitsBook) -> list[tuple[str, dict[str, int], dict[str, int]]]:
+    """Every tenant's (name, usage, storage and job limits in force), for ``/metrics``: three reads."""
+    tenants = await catalog.list_tenants()
+    usage = await catalog.tenant_usage()
+    overrides = await catalog.list_tenant_limits()
+    rows = []
+    for tenant in tenants:
+        used = usage.get(tenant.id, TenantUsage())
+        limits = book.effective(overrides.get(tenant.id, {}))
+        rows.append(
+            (
+                tenant.name,
+                {name: int(getattr(used, name)) for name in _USAGE_FIELDS},
+                {name: int(getattr(limits, name)) for name in _GAUGED_LIMITS},
+            )
+        )
+    return rows
