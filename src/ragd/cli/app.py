@@ -20,6 +20,7 @@ from rich.markup import escape
 
 from ragd.bootstrap import Services, open_services
 from ragd.cli import render
+from ragd.cli.audit import audit_command
 from ragd.cli.held import refuse_if_served, run_remote, via_server
 from ragd.cli.kb import jobs_app, keys_app, tenants_app
 from ragd.cli.progress import RateProgress
@@ -579,6 +580,7 @@ def demo(
 app.add_typer(tenants_app, name="tenants")
 app.add_typer(keys_app, name="keys")
 app.add_typer(jobs_app, name="jobs")
+app.command("audit")(audit_command)
 
 
 def main() -> None:

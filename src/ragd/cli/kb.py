@@ -16,6 +16,7 @@ from ragd.catalog.base import Catalog
 from ragd.cli.progress import RateProgress
 from ragd.cli.runner import console, err_console, load_settings, run_or_exit
 from ragd.errors import NotFound
+from ragd.kb import audit
 from ragd.settings import Settings
 
 T = TypeVar("T")
@@ -38,7 +39,22 @@ def _catalog_run(settings: Settings, job: Callable[[Catalog], Awaitable[T]]) -> 
 @tenants_app.command("create")
 def tenant_create(name: Annotated[str, typer.Argument(help="the tenant's name")]) -> None:
     """Create a tenant; prints its id."""
-    tenant = _catalog_run(load_settings(), lambda c: c.create_tenant(name.strip()))
+
+    async def job(catalog: Catalog) -> Any:
+        made = await catalog.create_tenant(name.strip())
+        await audit.record(
+            catalog,
+            audit.OPERATOR,
+            "tenant.create",
+            tenant_id=made.id,
+            target_kind="tenant",
+            target_id=made.id,
+            detail={"name": made.name},
+            client=audit.CLI_CLIENT,
+        )
+        return made
+
+    tenant = _catalog_run(load_settings(), job)
     console.print(f"tenant [bold]{tenant.name}[/bold] id {tenant.id}")
 
 
@@ -67,7 +83,18 @@ def key_create(
     """Create a key; its secret is printed once (only a hash is kept)."""
 
     async def job(catalog: Catalog) -> tuple[Any, str]:
-        return await catalog.create_key(await _tenant_id(catalog, tenant), role, name)
+        info, secret = await catalog.create_key(await _tenant_id(catalog, tenant), role, name)
+        await audit.record(
+            catalog,
+            audit.OPERATOR,
+            "key.create",
+            tenant_id=info.tenant_id,
+            target_kind="key",
+            target_id=info.id,
+            detail={"role": role, "name": name},
+            client=audit.CLI_CLIENT,
+        )
+        return info, secret
 
     info, secret = _catalog_run(load_settings(), job)
     console.print(f"key {info.id} (role {info.role}) for tenant {info.tenant_id}:")

@@ -22,12 +22,13 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ragd.catalog.base import AuditLog
-from ragd.errors import CatalogUnavailable, Forbidden, NotFound, RagError, Unauthorized
+from ragd.errors import CatalogUnavailable, Forbidden, InvalidRequest, NotFound, RagError, Unauthorized
 from ragd.kb.context import KbContext
-from ragd.kb_types import AuditOutcome, AuditQuery, AuditRecord, Principal
+from ragd.kb_types import ADMIN_ROLE, AuditOutcome, AuditQuery, AuditRecord, Principal
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +36,10 @@ SERVICE_ACTOR = "service"
 ANONYMOUS_ACTOR = "anonymous"
 #: the address of the client the current request came from (set by the HTTP app), or None
 CLIENT: ContextVar[str | None] = ContextVar("ragd_audit_client", default=None)
+#: the command line (``ragd tenants``, ``ragd keys``, ``ragd audit``) acts as the service key does;
+#: its records say ``client`` CLI_CLIENT
+OPERATOR = Principal(tenant_id=None, role=ADMIN_ROLE)
+CLI_CLIENT = "cli"
 #: a page of :func:`list_records` holds at most this many records
 MAX_PAGE = 500
 _MESSAGE_CHARS = 300
@@ -189,6 +194,45 @@ async def _write(
 
 
 # -- reading ------------------------------------------------------------------------------------
+
+
+def as_json(entry: AuditRecord) -> dict[str, Any]:
+    """A record as the API and the exports show it."""
+    return {
+        "seq": entry.seq,
+        "id": entry.id,
+        "at": entry.at,
+        "tenant_id": entry.tenant_id,
+        "actor": entry.actor,
+        "actor_role": entry.actor_role,
+        "action": entry.action,
+        "target_kind": entry.target_kind,
+        "target_id": entry.target_id,
+        "outcome": entry.outcome.value,
+        "detail": dict(entry.detail),
+        "client": entry.client,
+    }
+
+
+def utc(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def parse_time(name: str, value: str | None) -> float | None:
+    """A filter's time: epoch seconds, or ISO 8601 (UTC unless it names its offset); None if empty."""
+    if value is None or not value.strip():
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError as exc:
+        raise InvalidRequest(
+            f"{name} is not a time: {value[:40]!r}", hint="epoch seconds or ISO 8601 (2026-01-31T12:00Z)"
+        ) from exc
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 def scoped(principal: Principal, query: AuditQuery) -> AuditQuery:

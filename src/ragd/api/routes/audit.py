@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
@@ -22,7 +21,6 @@ from fastapi.responses import StreamingResponse
 from ragd.api.auth import Caller
 from ragd.api.deps import services
 from ragd.bootstrap import Services
-from ragd.errors import InvalidRequest
 from ragd.kb import audit
 from ragd.kb_types import AuditQuery, AuditRecord
 
@@ -32,40 +30,6 @@ Text = Annotated[str | None, Query(max_length=200)]
 Seq = Annotated[int | None, Query(ge=0)]
 
 
-def record_out(entry: AuditRecord) -> dict[str, Any]:
-    return {
-        "seq": entry.seq,
-        "id": entry.id,
-        "at": entry.at,
-        "tenant_id": entry.tenant_id,
-        "actor": entry.actor,
-        "actor_role": entry.actor_role,
-        "action": entry.action,
-        "target_kind": entry.target_kind,
-        "target_id": entry.target_id,
-        "outcome": entry.outcome.value,
-        "detail": dict(entry.detail),
-        "client": entry.client,
-    }
-
-
-def parse_time(name: str, value: str | None) -> float | None:
-    """Epoch seconds, or an ISO 8601 time (UTC unless it names its offset)."""
-    if value is None or not value.strip():
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(value.strip())
-    except ValueError as exc:
-        raise InvalidRequest(
-            f"{name} is not a time: {value[:40]!r}", hint="epoch seconds or ISO 8601 (2026-01-31T12:00Z)"
-        ) from exc
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
-
-
 def _query(
     tenant: str | None, actor: str | None, action: str | None, since: str | None, until: str | None
 ) -> AuditQuery:
@@ -73,8 +37,8 @@ def _query(
         tenant_id=tenant or None,
         actor=actor or None,
         action=action or None,
-        since=parse_time("since", since),
-        until=parse_time("until", until),
+        since=audit.parse_time("since", since),
+        until=audit.parse_time("until", until),
     )
 
 
@@ -94,7 +58,7 @@ async def list_audit(
     records, next_cursor = await audit.list_records(
         svc.knowledge().catalog, caller, query, cursor=cursor, limit=limit
     )
-    return {"records": [record_out(r) for r in records], "next_cursor": next_cursor}
+    return {"records": [audit.as_json(r) for r in records], "next_cursor": next_cursor}
 
 
 @router.get("/export", response_class=StreamingResponse)
@@ -115,4 +79,4 @@ async def export_audit(
 
 async def _lines(records: AsyncIterator[AuditRecord]) -> AsyncIterator[bytes]:
     async for entry in records:
-        yield (json.dumps(record_out(entry), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        yield (json.dumps(audit.as_json(entry), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
