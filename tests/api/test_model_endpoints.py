@@ -37,8 +37,8 @@ from schemathesis.openapi import from_url
 from ragd.api.app import create_app
 from ragd.bootstrap import open_services
 from ragd.embed.base import DenseEmbedder
-from ragd.embed.serving import MAX_INPUT_CHARS, MAX_INPUTS
 from ragd.embed.tei import TeiEmbedder
+from ragd.model_inputs import MAX_INPUT_CHARS, MAX_INPUTS, MAX_TOTAL_CHARS
 from ragd.settings import ChunkSettings, EmbeddingSettings, RerankSettings, Settings
 from ragd.types import PointFilter
 from tests.api.conftest import AUTH, KEY, THREE, ingest_over_http, service_settings
@@ -237,8 +237,9 @@ def test_minilm_has_no_prefixes_so_queries_and_documents_agree(live: LiveServer)
         ({"input": ["a", ""]}, 400, "input 1 is an empty string"),
         ({"input": [1, 2, 3]}, 400, "token arrays"),
         ({"input": [[1, 2], [3]]}, 400, "token arrays"),
-        ({"input": ["a"] * (MAX_INPUTS + 1)}, 400, f"at most {MAX_INPUTS}"),
-        ({"input": ["a" * (MAX_INPUT_CHARS + 1)]}, 400, f"at most {MAX_INPUT_CHARS:,}"),
+        ({"input": ["a"] * (MAX_INPUTS + 1)}, 413, f"at most {MAX_INPUTS:,}"),
+        ({"input": ["a" * (MAX_INPUT_CHARS + 1)]}, 413, f"at most {MAX_INPUT_CHARS:,}"),
+        ({"input": ["a" * MAX_INPUT_CHARS] * 11}, 413, f"at most {MAX_TOTAL_CHARS:,} in one request"),
         ({"input": "a", "dimensions": 12}, 400, "384-dimensional"),
         ({"input": "a", "encoding_format": "int8"}, 422, "encoding_format"),
         ({"model": "default"}, 422, "input"),
@@ -249,8 +250,22 @@ def test_bad_requests_are_4xx_with_a_code(live: LiveServer, body: Any, status: i
     response = post(live, "/v1/embeddings", body)
     assert response.status_code == status, response.text
     error = response.json()["error"]
-    assert error["code"] == "INVALID_REQUEST"
+    assert error["code"] == ("INPUT_TOO_LARGE" if status == 413 else "INVALID_REQUEST")
+    assert error["type"] == "invalid_request_error"
     assert words in error["message"]
+
+
+def test_an_input_past_the_window_is_embedded_as_its_window(live: LiveServer) -> None:
+    """A 100,000-character input is cut to the model's window (256 tokens), not refused."""
+    sentence = "The alpha protocol requires three approvals before deployment. "
+    long = (sentence * (MAX_INPUT_CHARS // len(sentence) + 1))[:MAX_INPUT_CHARS]
+    window = (sentence * 60)[:3000]  # already past 256 tokens
+    response = post(live, "/v1/embeddings", {"input": [long, window]})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["usage"]["prompt_tokens"] == 2 * 256
+    first, second = (np.array(item["embedding"]) for item in body["data"])
+    assert float(first @ second) > 0.9999
 
 
 def test_the_model_s_own_dimension_may_be_asked_for(live: LiveServer) -> None:
@@ -428,7 +443,9 @@ def test_rerank_errors_are_4xx_with_a_code(live: LiveServer) -> None:
         ({"query": QUERY, "documents": []}, 400, "INVALID_REQUEST"),
         ({"query": " ", "documents": DOCS}, 400, "INVALID_REQUEST"),
         ({"query": QUERY, "documents": DOCS, "texts": DOCS}, 400, "INVALID_REQUEST"),
-        ({"query": QUERY, "documents": ["d"] * 1001}, 400, "INVALID_REQUEST"),
+        ({"query": QUERY, "documents": ["d"] * 1001}, 413, "INPUT_TOO_LARGE"),
+        ({"query": "q" * (MAX_INPUT_CHARS + 1), "documents": DOCS}, 413, "INPUT_TOO_LARGE"),
+        ({"query": QUERY, "documents": ["d" * MAX_INPUT_CHARS] * 11}, 413, "INPUT_TOO_LARGE"),
         ({"query": QUERY, "documents": DOCS, "top_n": 0}, 422, "INVALID_REQUEST"),
         ({"documents": DOCS}, 422, "INVALID_REQUEST"),
     ]

@@ -66,6 +66,16 @@ class InProcessQueryEmbedder(Protocol):
         ...
 
 
+@runtime_checkable
+class BatchQueryEmbedder(Protocol):
+    """A dense embedder that embeds many queries at once apart from searches' queries (the model
+    endpoints' ``input_type: query``), so a batch of them never delays a search."""
+
+    async def embed_queries(self, texts: Sequence[str]) -> list[DenseVector]:
+        """What :meth:`DenseEmbedder.embed_query` returns for each text, in order."""
+        ...
+
+
 class SparseEmbedder(Protocol):
     """BM25 term weights for a sparse vector with Qdrant's IDF modifier.
 

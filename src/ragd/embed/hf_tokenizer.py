@@ -18,7 +18,7 @@ import numpy.typing as npt
 from tokenizers import Tokenizer
 
 from ragd.errors import ConfigurationError
-from ragd.model_inputs import ModelInputs, TokenIds, pad_id
+from ragd.model_inputs import ModelInputs, TokenIds, encode_heads, pad_id
 
 __all__ = ["HfTokenizer", "ModelInputs", "TokenIds"]
 
@@ -90,11 +90,16 @@ class HfTokenizer:
         return len(self._counter.encode(text, add_special_tokens=False).ids)
 
     def encode_for_model(self, texts: Sequence[str]) -> list[TokenIds]:
-        """Token ids with special tokens, truncated to ``max_length`` (unpadded)."""
+        """Token ids with special tokens, truncated to ``max_length`` (unpadded).  A long text is
+        cut before the tokenizer reads it (:func:`~ragd.model_inputs.encode_heads`): the same ids,
+        for what a window-sized text costs."""
+        return encode_heads(texts, self.max_length, self._encode, lambda ids: len(ids) >= self.max_length)
+
+    def _encode(self, texts: list[str]) -> list[TokenIds]:
         if len(texts) == 1:  # a query: skip the batch call's thread pool
             encodings = [self._encoder.encode(texts[0], add_special_tokens=True)]
         else:
-            encodings = self._encoder.encode_batch(list(texts), add_special_tokens=True)
+            encodings = self._encoder.encode_batch(texts, add_special_tokens=True)
         return [np.asarray(encoding.ids, dtype=np.int64) for encoding in encodings]
 
     def pad(self, sequences: Sequence[TokenIds]) -> ModelInputs:

@@ -217,9 +217,16 @@ class OnnxDenseEmbedder:
         return [self._query_cache.put(text, np.array(row)) for text, row in zip(texts, matrix, strict=True)]
 
     async def embed_documents(self, texts: Sequence[str]) -> list[DenseVector]:
+        return await self._embed_queued(texts, self.spec.document_prefix)
+
+    async def embed_queries(self, texts: Sequence[str]) -> list[DenseVector]:
+        """Many queries' vectors (a model endpoint's batch): through the document lanes with the
+        query prefix, so they never stand in the way of a search's query (uncached)."""
+        return await self._embed_queued(texts, self.spec.query_prefix)
+
+    async def _embed_queued(self, texts: Sequence[str], prefix: str) -> list[DenseVector]:
         if not texts:
             return []
-        prefix = self.spec.document_prefix
         token_ids = await self._run(self._executor, self._tokenize, [prefix + text for text in texts])
         loop = asyncio.get_running_loop()
         vectors = np.empty((len(token_ids), self.spec.dimension), dtype=np.float32)

@@ -5,7 +5,9 @@ Embedding a query costs ~3 ms of model time on a 2-core VM, most of it fixed per
 
 * a query that arrives while the model is idle runs at once, alone: no timer, no added latency;
 * queries that arrive while a batch runs queue up and go together in the next one (at most
-  ``max_batch``), as embedding servers batch their requests.
+  ``max_batch``), as embedding servers batch their requests; when more wait than a batch holds,
+  they are taken key by key (:class:`~ragd.embed.fair_queue.FairQueue`, the key the caller works
+  for), so one key's many queries do not push another key's behind them.
 
 A query's vector depends on its text and the model only, so the last ``cache_size`` queries'
 vectors are kept (least recently used out): a repeated query (a retry, the same question asked in a
@@ -23,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 
+from ragd.embed.fair_queue import FairQueue, work_key
 from ragd.types import DenseVector
 
 EmbedBatch = Callable[[list[str]], Sequence[DenseVector]]
@@ -63,7 +66,7 @@ class QueryBatcher:
         self._embed_batch = embed_batch
         self._executor = executor
         self._max_batch = max(1, max_batch)
-        self._pending: list[tuple[str, asyncio.Future[DenseVector]]] = []
+        self._pending: FairQueue[tuple[str, asyncio.Future[DenseVector]]] = FairQueue()
         self._drain_task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         #: batches run so far and the queries they held (for tests and metrics)
@@ -82,7 +85,7 @@ class QueryBatcher:
             (vector,) = await loop.run_in_executor(self._executor, self._embed_batch, [text])
             return vector
         future: asyncio.Future[DenseVector] = loop.create_future()
-        self._pending.append((text, future))
+        self._pending.put(work_key(), (text, future))
         if self._drain_task is None:
             self._drain_task = loop.create_task(self._drain(), name="ragd-query-batches")
         return await future
@@ -91,8 +94,7 @@ class QueryBatcher:
         loop = asyncio.get_running_loop()
         try:
             while self._pending:
-                batch = [(t, f) for t, f in self._pending[: self._max_batch] if not f.done()]
-                del self._pending[: self._max_batch]
+                batch = [(t, f) for t, f in self._pending.take_many(self._max_batch) if not f.done()]
                 if not batch:
                     continue
                 texts = list(dict.fromkeys(text for text, _ in batch))

@@ -6,9 +6,17 @@ its texts are queries or documents (:class:`InputType`), which picks ``embed_que
 prefix) or ``embed_documents`` (the document prefix) — so a caller gets exactly what a search
 compares against stored chunks.
 
-Limits (:data:`MAX_INPUTS` texts of at most :data:`MAX_INPUT_CHARS` characters) and shape errors
-are :class:`~ragd.errors.InvalidRequest` (400) naming the limit; an unknown model is
-:class:`~ragd.errors.NotFound` (404) listing the served ones.
+A request past its limits (:class:`~ragd.model_inputs.InputLimits`: texts in it, characters in
+one text, characters in all) is :class:`~ragd.errors.InputTooLarge` (413) naming the limit and
+its setting; a text within them but past the model's window is cut to the window before it is
+tokenized, as the index does (:func:`~ragd.model_inputs.encode_heads`).  Shape errors are
+:class:`~ragd.errors.InvalidRequest` (400); an unknown model is :class:`~ragd.errors.NotFound`
+(404) listing the served ones.
+
+A request's texts are embedded in slices of :data:`SLICE`, each slice one turn of a
+:class:`~ragd.embed.fair_queue.FairTurns` shared by every request: at most ``model_slots`` slices
+at once, the waiting ones served key by key, so another key's request goes next rather than after
+all of this one's; a search's query goes its own way and waits for none of them.
 """
 
 from __future__ import annotations
@@ -19,16 +27,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ragd.chunk.approx_counter import ApproxTokenCounter
-from ragd.embed.base import DenseEmbedder
+from ragd.embed.base import BatchQueryEmbedder, DenseEmbedder
+from ragd.embed.fair_queue import FairTurns
 from ragd.embed.model_source import PACKAGED_MODELS, PACKAGED_PREFIX
 from ragd.embed.spaces import DEFAULT_MODEL
 from ragd.errors import InvalidRequest, NotFound
+from ragd.model_inputs import InputLimits, encode_heads
 from ragd.types import DenseVector
 
-#: texts in one request at most (OpenAI's own limit)
-MAX_INPUTS = 2048
-#: characters in one text at most (far past any model's window: the model reads its window only)
-MAX_INPUT_CHARS = 100_000
+#: texts embedded in one turn (one batch of the model)
+SLICE = 16
 #: another name for the default model, for clients that must name one
 RAGD_ALIAS = "ragd"
 #: queries embedded at once (the local model batches them; a remote one gets one request each)
@@ -120,49 +128,54 @@ class ServedModels:
             )
         return found
 
-    async def embed(self, model: ServedModel, texts: Sequence[str], kind: InputType) -> Embedded:
-        """The index's vectors for ``texts`` as queries or documents, and the tokens read."""
-        check_inputs(texts)
-        dense = model.embedder
-        counting = asyncio.create_task(asyncio.to_thread(count_tokens, dense, texts, kind))
-        try:
-            if kind is InputType.QUERY:
-                vectors: list[DenseVector] = []
-                for start in range(0, len(texts), QUERY_GROUP):
-                    group = texts[start : start + QUERY_GROUP]
-                    vectors.extend(await asyncio.gather(*(dense.embed_query(t) for t in group)))
-            else:
-                vectors = await dense.embed_documents(texts)
-        finally:
-            tokens = await counting
+    async def embed(
+        self,
+        model: ServedModel,
+        texts: Sequence[str],
+        kind: InputType,
+        *,
+        limits: InputLimits | None = None,
+        turns: FairTurns | None = None,
+    ) -> Embedded:
+        """The index's vectors for ``texts`` as queries or documents, and the tokens read; slice by
+        slice, each slice a turn of ``turns`` taken for the caller's key
+        (:func:`~ragd.embed.fair_queue.working_for`)."""
+        (limits or InputLimits()).check(texts)
+        turns = turns or FairTurns()
+        vectors: list[DenseVector] = []
+        tokens = 0
+        for start in range(0, len(texts), SLICE):
+            part = texts[start : start + SLICE]
+            async with turns.turn():
+                counting = asyncio.to_thread(count_tokens, model.embedder, part, kind)
+                embedded, counted = await asyncio.gather(_embed_slice(model.embedder, part, kind), counting)
+            vectors.extend(embedded)
+            tokens += counted
         return Embedded(vectors=vectors, tokens=tokens)
 
 
-def check_inputs(texts: Sequence[str]) -> None:
-    """At least one text, none empty, none too long, not too many."""
-    if not texts:
-        raise InvalidRequest("the input is empty: send a string or a list of strings")
-    if len(texts) > MAX_INPUTS:
-        raise InvalidRequest(
-            f"{len(texts)} inputs in one request; at most {MAX_INPUTS}", hint="split them into batches"
-        )
-    for index, text in enumerate(texts):
-        if not text:
-            raise InvalidRequest(f"input {index} is an empty string")
-        if len(text) > MAX_INPUT_CHARS:
-            raise InvalidRequest(
-                f"input {index} has {len(text):,} characters; at most {MAX_INPUT_CHARS:,}",
-                hint="the model reads only its window of tokens: send less text",
-            )
+async def _embed_slice(dense: DenseEmbedder, texts: Sequence[str], kind: InputType) -> list[DenseVector]:
+    if kind is InputType.DOCUMENT:
+        return await dense.embed_documents(texts)
+    if isinstance(dense, BatchQueryEmbedder):  # the local model: apart from searches' queries
+        return await dense.embed_queries(texts)
+    return list(await asyncio.gather(*(dense.embed_query(text) for text in texts)))
 
 
 def count_tokens(dense: DenseEmbedder, texts: Sequence[str], kind: InputType) -> int:
     """Tokens the model reads: its tokenizer's count of the prefixed text, at most its window
-    (an estimate when the model is remote and no ``tokenizer`` file is configured).  Blocks."""
+    (an estimate when the model is remote and no ``tokenizer`` file is configured), reading about
+    a window's worth of each text.  Blocks."""
     counter = dense.tokenizer or ApproxTokenCounter()
     spec = dense.spec
     prefix = spec.query_prefix if kind is InputType.QUERY else spec.document_prefix
-    return sum(min(counter.count(prefix + text), spec.max_tokens) for text in texts)
+    window = spec.max_tokens
+
+    def count(cuts: list[str]) -> list[int]:
+        return [counter.count(cut) for cut in cuts]
+
+    counts = encode_heads([prefix + text for text in texts], window, count, lambda n: n >= window)
+    return sum(min(n, window) for n in counts)
 
 
 def _served(name: str, dense: DenseEmbedder, configured: str | None, *extra: str) -> ServedModel:

@@ -32,10 +32,10 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import onnxruntime as ort
-from tokenizers import Tokenizer
+from tokenizers import Encoding, Tokenizer
 
 from ragd.errors import ConfigurationError, RerankFailed
-from ragd.model_inputs import ModelInputs, pad_id
+from ragd.model_inputs import ModelInputs, encode_heads, pad_id
 from ragd.rerank.model_folder import locate
 from ragd.rerank.pair_batch import EncodedPair, pad, query_budget
 from ragd.rerank.scores import logit_probabilities
@@ -68,19 +68,25 @@ class PairTokenizer:
         return cls(tokenizer, window)
 
     def encode(self, query: str, passages: Sequence[str]) -> list[EncodedPair]:
-        """One pair per passage, special tokens added, at most ``budget`` content tokens each."""
-        first = self._tokenizer.encode(query, add_special_tokens=False)
+        """One pair per passage, special tokens added, at most ``budget`` content tokens each.
+
+        Long texts are cut before the tokenizer reads them
+        (:func:`~ragd.model_inputs.encode_heads`): the same tokens, for a window's worth of work."""
+        (first,) = encode_heads([query], self.budget, self._encode, lambda e: len(e.ids) >= self.budget)
         keep = query_budget(len(first.ids), self.budget)
         if keep < len(first.ids):
             first.truncate(keep)
         room = self.budget - keep
         pairs = []
-        for second in self._tokenizer.encode_batch(list(passages), add_special_tokens=False):
+        for second in encode_heads(passages, room, self._encode, lambda e: len(e.ids) >= room):
             if len(second.ids) > room:
                 second.truncate(room)
             encoding = self._tokenizer.post_process(first, second, add_special_tokens=True)
             pairs.append(EncodedPair(encoding.ids, encoding.type_ids))
         return pairs
+
+    def _encode(self, texts: list[str]) -> list[Encoding]:
+        return self._tokenizer.encode_batch(texts, add_special_tokens=False)
 
 
 class CrossEncoderSession:

@@ -2,20 +2,27 @@
 
 The same rerankers a search runs (``default``: RAGD_RERANK__*, more in RAGD_RERANKERS), found by
 their ragd name or the model they are configured with; scores are theirs (in [0, 1]), best first.
+
+A request past its limits (:class:`~ragd.model_inputs.InputLimits`, and :data:`MAX_DOCUMENTS`) is
+413 ``INPUT_TOO_LARGE``; long texts are cut to the window before they are tokenized.  Documents are
+scored :data:`SLICE` at a time, each slice one turn of the caller's ``turn`` (the model endpoints'
+fair turns), so another key's request, or a search's rerank, waits for one slice, not for all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 
-from ragd.errors import InvalidRequest, NotFound
+from ragd.errors import InputTooLarge, InvalidRequest, NotFound
+from ragd.model_inputs import InputLimits
 from ragd.rerank.base import Reranker
 
 #: documents in one request at most (Cohere's own limit)
 MAX_DOCUMENTS = 1000
-#: characters in the query or one document at most
-MAX_TEXT_CHARS = 100_000
+#: documents scored in one turn
+SLICE = 32
 DEFAULT_RERANKER = "default"
 _ALIASES = ("ragd",)
 
@@ -61,24 +68,36 @@ class ServedRerankers:
         return name, self._rerankers[name]
 
 
-async def rank(reranker: Reranker, query: str, documents: Sequence[str]) -> list[Ranked]:
+async def rank(
+    reranker: Reranker,
+    query: str,
+    documents: Sequence[str],
+    *,
+    limits: InputLimits | None = None,
+    turn: Callable[[], AbstractAsyncContextManager[None]] | None = None,
+) -> list[Ranked]:
     """Every document scored against ``query``, best first (ties keep the documents' order)."""
-    check_texts(query, documents)
-    scores = await reranker.rerank(query, documents)
+    check_texts(query, documents, limits or InputLimits())
+    scores: list[float] = []
+    for start in range(0, len(documents), SLICE):
+        async with (turn or nullcontext)():
+            scores.extend(await reranker.rerank(query, documents[start : start + SLICE]))
     ranked = [Ranked(index=i, score=float(s)) for i, s in enumerate(scores)]
     return sorted(ranked, key=lambda r: (-r.score, r.index))
 
 
-def check_texts(query: str, documents: Sequence[str]) -> None:
+def check_texts(query: str, documents: Sequence[str], limits: InputLimits) -> None:
     if not query.strip():
         raise InvalidRequest("the query is empty")
     if not documents:
         raise InvalidRequest("there are no documents to rerank")
-    if len(documents) > MAX_DOCUMENTS:
-        raise InvalidRequest(
-            f"{len(documents)} documents in one request; at most {MAX_DOCUMENTS}",
-            hint="split them into batches",
+    most = min(MAX_DOCUMENTS, limits.inputs)
+    if len(documents) > most:
+        raise InputTooLarge(
+            f"{len(documents):,} documents in one request; at most {most:,}",
+            hint="split them into batches (RAGD_SERVER__MAX_EMBED_INPUTS)",
         )
-    for where, text in (("the query", query), *((f"document {i}", d) for i, d in enumerate(documents))):
-        if len(text) > MAX_TEXT_CHARS:
-            raise InvalidRequest(f"{where} has {len(text):,} characters; at most {MAX_TEXT_CHARS:,}")
+    limits.check_text("the query", query)
+    for index, document in enumerate(documents):
+        limits.check_text(f"document {index}", document)
+    limits.check_total(len(query) + sum(len(document) for document in documents), "the query and documents")
