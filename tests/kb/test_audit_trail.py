@@ -199,3 +199,12 @@ def test_no_route_changes_or_deletes_a_record(kb_server: LiveServer) -> None:
     for method in ("PUT", "PATCH", "DELETE", "POST"):
         r = httpx.request(method, f"{kb_server.url}/api/v1/audit", headers=auth)
         assert r.status_code == 405, (method, r.status_code)
+
+
+def test_a_delete_on_the_ingestion_surface_is_recorded(service: Api) -> None:
+    file_id = f"owui-{uuid.uuid4().hex[:8]}"
+    service.ok("DELETE", f"/api/v1/documents/{file_id}")
+    (record,) = every_record(service, action="file.delete", actor="service")[:1]
+    assert (record["target_kind"], record["target_id"], record["outcome"]) == ("file", file_id, "ok")
+    assert record["detail"] == {"chunks_deleted": 0, "surface": "ingestion"}
+    assert record["tenant_id"] is None

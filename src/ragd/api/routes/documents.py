@@ -1,6 +1,7 @@
 """The rest of the ingestion-service surface (``contracts.md`` §2.3-§2.5).
 
-* ``DELETE /api/v1/documents/{file_id}``: every point of the file, in every collection; idempotent.
+* ``DELETE /api/v1/documents/{file_id}``: every point of the file, in every collection; idempotent;
+  recorded in the audit trail (``file.delete``, actor ``service``) when the catalog is open.
 * ``GET /api/v1/documents/{file_id}/chunks``: paginated inspection (off unless enabled: 404).
 * ``POST /api/v1/extract``: extraction only, with an engine override; nothing is written.
 """
@@ -14,12 +15,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 
-from ragd.api.auth import Authorized
+from ragd.api.auth import SERVICE, Authorized
 from ragd.api.deps import MULTIPART_OVERHEAD, check_length, metrics, services
 from ragd.api.multipart import read_form
 from ragd.api.schemas import DeleteOk, ExtractForm, request_body
 from ragd.bootstrap import Services
 from ragd.errors import InvalidRequest, RagError, UnsupportedMediaType
+from ragd.kb import audit
+from ragd.kb_types import AuditOutcome
 from ragd.observe.metrics import Metrics
 from ragd.types import Blob, Document
 
@@ -39,9 +42,25 @@ async def delete_document(
         deleted = await svc.ingestor.delete(file_id)
     except RagError as exc:
         m.delete_requests.labels("error", exc.code).inc()
+        await _record(svc, file_id, AuditOutcome.FAILED, {"code": exc.code})
         raise
     m.delete_requests.labels("ok", "").inc()
+    await _record(svc, file_id, AuditOutcome.OK, {"chunks_deleted": deleted})
     return DeleteOk(file_id=file_id, chunks_deleted=deleted)
+
+
+async def _record(svc: Services, file_id: str, outcome: AuditOutcome, detail: dict[str, Any]) -> None:
+    if svc.kb is not None:  # ragd proxy has no catalog
+        detail = {**detail, "surface": "ingestion"}
+        await audit.record(
+            svc.kb.catalog,
+            SERVICE,
+            "file.delete",
+            outcome=outcome,
+            target_kind="file",
+            target_id=file_id,
+            detail=detail,
+        )
 
 
 def _inspection_enabled(request: Request) -> None:
