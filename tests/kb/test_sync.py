@@ -17,8 +17,11 @@ from tests.support.live_server import LiveServer
 
 
 @pytest.fixture(scope="module")
-def admin(service: Api) -> Iterator[Api]:
-    _, keys = new_tenant(service, "syncers", "admin")
+def admin(service: Api, kb_server: LiveServer) -> Iterator[Api]:
+    tenant_id, keys = new_tenant(service, "syncers", "admin")
+    root = Path(kb_server.app.state.ragd.settings.data_dir).parent  # where its folders are made
+    grant = {"kind": "folder", "target": str(root)}
+    service.ok("POST", f"/api/v1/tenants/{tenant_id}/grants", 201, json=grant)
     yield keys["admin"]
     keys["admin"].close()
 
@@ -199,6 +202,7 @@ def test_folder_sources_are_confined_for_tenant_keys(admin: Api, tmp_path: Path)
         f"/api/v1/datasets/{ds['id']}/sources", json={"kind": "folder", "config": {"path": "/etc"}}
     )
     assert r.status_code == 403
+    assert r.json()["detail"]["code"] == "SOURCE_NOT_GRANTED"
     r = admin.post(f"/api/v1/datasets/{ds['id']}/sources", json={"kind": "ftp", "config": {}})
     assert r.status_code == 422
     r = admin.post(

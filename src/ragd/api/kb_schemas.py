@@ -21,6 +21,7 @@ from ragd.kb_types import (
     FileEntry,
     Job,
     JobItem,
+    SourceGrant,
     SourceKind,
     SourceSpec,
     Tenant,
@@ -130,6 +131,21 @@ class KeyCreate(_Body):
     name: str = Field("", max_length=200)
 
 
+class GrantCreate(_Body):
+    kind: SourceKind = Field(description="folder or s3")
+    target: str = Field(
+        min_length=1,
+        max_length=2048,
+        description="folder: an absolute path on the server; s3: bucket/prefix (bucket alone: the whole bucket)",
+    )
+    shared: bool = Field(False, description="let it overlap other tenants' grants (both tenants reach it)")
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _kind(cls, v: object) -> object:
+        return SourceKind.parse(str(v))
+
+
 def dataset_out(d: Dataset, stats: DatasetStats | None = None) -> dict[str, Any]:
     """A dataset, with its file counts (``stats``; none given: a dataset without files)."""
     stats = stats or DatasetStats()
@@ -195,6 +211,21 @@ def source_out(s: SourceSpec) -> dict[str, Any]:
         "created_at": s.created_at,
         "last_synced_at": s.last_synced_at,
         "last_error": s.last_error,
+        "disabled": s.disabled,
+        "disabled_reason": s.disabled_reason,
+    }
+
+
+def grant_out(g: SourceGrant) -> dict[str, Any]:
+    return {
+        "id": g.id,
+        "tenant_id": g.tenant_id,
+        "kind": g.kind.value,
+        "target": g.target,
+        "shared": g.shared,
+        "created_at": g.created_at,
+        "created_by": g.created_by,
+        "revoked_at": g.revoked_at,
     }
 
 

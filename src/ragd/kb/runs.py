@@ -28,6 +28,7 @@ from ragd.errors import NotFound, RagError
 from ragd.kb.context import KbContext
 from ragd.kb.files import remove_file
 from ragd.kb.indexing import index_content, index_entry, source_file_id
+from ragd.kb.sources import refuse_disabled
 from ragd.kb_types import Dataset, FileEntry, ItemStage, ItemStatus, Job, JobKind, LedgerEntry, SourceSpec
 from ragd.sources.base import ItemFailure, SourceItem, SourceReader
 from ragd.types import Blob, IngestStatus
@@ -153,6 +154,7 @@ async def run_sync(ctx: KbContext, job: Job, dataset: Dataset, cancel: CancelSig
     source = await ctx.catalog.get_source(str(job.payload.get("source_id", "")))
     if source is None or source.dataset_id != dataset.id:
         raise NotFound("the job's source was removed")
+    refuse_disabled(source)  # disabled after the job was queued: no grant covers it any more
     ledger = await ctx.catalog.ledger(source.id)
     finished = {i.key for i in await ctx.catalog.items(job.id) if i.stage.finished}
     sync = _Sync(ctx, job, dataset, source, ledger, cancel)

@@ -7,9 +7,12 @@ Config per kind (validated here, used by the reader the composition root builds)
              "path_prefix": "/docs/", "delay_s": 0.5}
     s3      {"bucket": "b", "prefix": "team/"}
 
-A tenant admin may add a folder only under ``catalog.folder_roots`` and may
-crawl only public addresses unless ``crawl.allow_private``; the service key may
-do both.
+A folder or S3 source must lie inside a live grant of its dataset's tenant
+(``ragd.kb.grants``): a tenant admin gets 403 SOURCE_NOT_GRANTED otherwise; the
+service key's source is granted to the tenant as it is added (409 GRANT_OVERLAP
+when that would overlap another tenant's grant).  A disabled source (no grant
+covers it any more) does not sync: 409 SOURCE_DISABLED.  A tenant admin may
+crawl only public addresses unless ``crawl.allow_private``; the service key may.
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragd.errors import Forbidden, InvalidRequest, NotFound
-from ragd.kb import audit
+from ragd.errors import Forbidden, InvalidRequest, NotFound, SourceDisabled
+from ragd.kb import audit, grants
 from ragd.kb.access import readable, require_admin, writable
 from ragd.kb.context import KbContext
 from ragd.kb.files import new_job, remove_file
+from ragd.kb.grant_reach import source_reach
 from ragd.kb_types import Dataset, Job, JobKind, Principal, SourceKind, SourceSpec
 from ragd.objects.base import check_bucket
 
@@ -70,13 +74,42 @@ def parse_config(kind: SourceKind, config: Mapping[str, Any]) -> dict[str, Any]:
         raise InvalidRequest(f"invalid {kind.value} source config: {problems}") from exc
 
 
-def check_folder(principal: Principal, path: str, roots: list[Path]) -> str:
-    folder = Path(path).expanduser().resolve()
-    if not principal.is_service and not any(folder.is_relative_to(r.resolve()) for r in roots):
-        raise Forbidden("folder sources must lie under a folder the operator allowed (catalog.folder_roots)")
-    if not folder.is_dir():
-        raise NotFound(f"no such folder on the server: {path[:200]!r}")
-    return str(folder)
+def resolve_folder(path: str) -> str:
+    """The folder a source's path names, symlinks resolved (what its grant must cover)."""
+    if "\x00" in path:
+        raise InvalidRequest("a folder path may not hold a NUL character")
+    return str(Path(path).expanduser().resolve())
+
+
+async def bind_to_grant(
+    ctx: KbContext,
+    principal: Principal,
+    dataset: Dataset,
+    kind: SourceKind,
+    config: Mapping[str, Any],
+    *,
+    folder_roots: Sequence[Path],
+    allowed_buckets: Sequence[str],
+) -> None:
+    """A folder or S3 source must lie inside a live grant of the dataset's tenant (403
+    SOURCE_NOT_GRANTED).  The service key grants what it adds, unless that would overlap another
+    tenant's grant (409 GRANT_OVERLAP): two tenants' sources never overlap unless it said so.  As
+    before grants, ``catalog.folder_roots`` does not bound the service key's own sources (the
+    buckets stay bounded: the reader checks them at every sync)."""
+    reach = source_reach(kind, config)
+    if reach is None:
+        return
+    if principal.is_service:
+        await grants.grant_for_service(
+            ctx.catalog, principal, dataset.tenant_id, kind, reach, allowed_buckets=allowed_buckets
+        )
+    else:
+        await grants.check_source(ctx.catalog, dataset.tenant_id, kind, reach)
+        roots = [r.resolve() for r in folder_roots]  # the outer bound, should it shrink after a grant
+        if kind is SourceKind.FOLDER and roots and not any(Path(reach).is_relative_to(r) for r in roots):
+            raise Forbidden(
+                "folder sources must lie under a folder the operator allowed (catalog.folder_roots)"
+            )
 
 
 def check_url(principal: Principal, url: str, *, allow_private: bool) -> None:
@@ -112,11 +145,19 @@ async def add_source(
     require_admin(principal, dataset.tenant_id)
     clean = parse_config(kind, config)
     if kind is SourceKind.FOLDER:
-        clean["path"] = check_folder(principal, clean["path"], folder_roots)
+        clean["path"] = resolve_folder(clean["path"])
     elif kind is SourceKind.WEB:
         check_url(principal, clean["url"], allow_private=allow_private)
     elif kind is SourceKind.S3:
         check_bucket(clean["bucket"], allowed_buckets)  # now, not only at the first sync
+    missing = kind is SourceKind.FOLDER and not Path(clean["path"]).is_dir()
+    if missing and principal.is_service:  # before it grants anything
+        raise NotFound(f"no such folder on the server: {str(config.get('path'))[:200]!r}")
+    await bind_to_grant(
+        ctx, principal, dataset, kind, clean, folder_roots=folder_roots, allowed_buckets=allowed_buckets
+    )
+    if missing:  # only now: a tenant learns nothing of folders outside its grants
+        raise NotFound(f"no such folder on the server: {str(config.get('path'))[:200]!r}")
     spec = SourceSpec(
         id=str(uuid.uuid4()), dataset_id=dataset.id, kind=kind, config=clean, created_at=time.time()
     )
@@ -136,9 +177,19 @@ def _reach(kind: SourceKind, config: Mapping[str, Any]) -> str:
 
 
 async def enqueue_sync(ctx: KbContext, dataset: Dataset, spec: SourceSpec) -> Job:
-    """A sync of the source, folded into one already queued (a burst of changes makes one job)."""
+    """A sync of the source, folded into one already queued (a burst of changes makes one job);
+    409 SOURCE_DISABLED for a disabled source."""
+    refuse_disabled(spec)
     job = new_job(dataset, JobKind.SYNC, {"source_id": spec.id}, ctx.max_attempts)
     return await ctx.catalog.enqueue(job, dedupe=True)
+
+
+def refuse_disabled(spec: SourceSpec) -> None:
+    if spec.disabled_reason is not None:
+        raise SourceDisabled(
+            f"source {spec.id} is disabled: {spec.disabled_reason}",
+            hint="grant its folder or bucket/prefix to the tenant, then enable it again (POST …/enable)",
+        )
 
 
 async def _source_of(ctx: KbContext, dataset: Dataset, source_id: str) -> SourceSpec:
@@ -158,6 +209,31 @@ async def sync_source(ctx: KbContext, principal: Principal, dataset_id: str, sou
     dataset = await writable(principal, ctx.catalog, dataset_id)
     audit.note(tenant_id=dataset.tenant_id, dataset_id=dataset.id)
     return await enqueue_sync(ctx, dataset, await _source_of(ctx, dataset, source_id))
+
+
+async def enable_source(ctx: KbContext, principal: Principal, dataset_id: str, source_id: str) -> SourceSpec:
+    """Check a disabled source against its tenant's grants again: enabled (and a sync queued) when
+    one covers it, else 403 SOURCE_NOT_GRANTED.  A live source is returned as it is."""
+    dataset = await writable(principal, ctx.catalog, dataset_id)
+    require_admin(principal, dataset.tenant_id)
+    spec = await _source_of(ctx, dataset, source_id)
+    reach = source_reach(spec.kind, spec.config)
+    if spec.disabled_reason is None:
+        return spec
+    if reach is not None:
+        await grants.check_source(ctx.catalog, dataset.tenant_id, spec.kind, reach)
+    enabled = await ctx.catalog.set_source_disabled(spec.id, None) or spec
+    await audit.record(
+        ctx.catalog,
+        principal,
+        "source.enable",
+        tenant_id=dataset.tenant_id,
+        target_kind="source",
+        target_id=spec.id,
+        detail={"kind": spec.kind.value, "reach": reach},
+    )
+    await enqueue_sync(ctx, dataset, enabled)
+    return enabled
 
 
 @audit.audited("source.remove", "source", "source_id")

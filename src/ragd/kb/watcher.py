@@ -54,7 +54,8 @@ class FolderWatcher:
 
     async def _refresh(self, stop: asyncio.Event) -> None:
         try:
-            sources = [s for s in await self._ctx.catalog.list_sources() if s.kind is SourceKind.FOLDER]
+            listed = await self._ctx.catalog.list_sources()
+            sources = [s for s in listed if s.kind is SourceKind.FOLDER and not s.disabled]
         except RagError as exc:
             log.warning("folder watcher cannot list sources: %s", exc)
             return

@@ -1,7 +1,9 @@
 """Sources that keep a dataset in sync: a watched folder, a crawled site, an S3 prefix.
 
 POST/GET   /api/v1/datasets/{id}/sources               add (syncs at once) / list
-POST       /api/v1/datasets/{id}/sources/{source}/sync  sync now
+POST       /api/v1/datasets/{id}/sources/{source}/sync  sync now (409 SOURCE_DISABLED when disabled)
+POST       /api/v1/datasets/{id}/sources/{source}/enable  check a disabled source against its
+                                                          tenant's grants again (admin)
 DELETE     /api/v1/datasets/{id}/sources/{source}       remove, with the files it brought in
 """
 
@@ -47,6 +49,13 @@ async def sync_source(dataset_id: str, source_id: str, caller: Caller, svc: Svc)
     job = await src.sync_source(svc.knowledge(), caller, dataset_id, source_id)
     svc.wake_worker()
     return {"job": job_out(job)}
+
+
+@router.post("/{source_id}/enable")
+async def enable_source(dataset_id: str, source_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
+    spec = await src.enable_source(svc.knowledge(), caller, dataset_id, source_id)
+    svc.wake_worker()
+    return {"source": source_out(spec)}
 
 
 @router.delete("/{source_id}")

@@ -19,6 +19,7 @@ from ragd.kb_types import (
     JobKind,
     JobStatus,
     LedgerEntry,
+    SourceGrant,
     SourceKind,
     SourceSpec,
     Tenant,
@@ -121,6 +122,20 @@ def source(row: RowMapping) -> SourceSpec:
         created_at=row["created_at"],
         last_synced_at=row["last_synced_at"],
         last_error=row["last_error"],
+        disabled_reason=row["disabled_reason"],
+    )
+
+
+def grant(row: RowMapping) -> SourceGrant:
+    return SourceGrant(
+        id=row["id"],
+        tenant_id=row["tenant_id"],
+        kind=SourceKind.parse(row["kind"]),
+        target=row["target"],
+        shared=bool(row["shared"]),
+        created_at=row["created_at"],
+        created_by=row["created_by"],
+        revoked_at=row["revoked_at"],
     )
 
 

@@ -27,6 +27,7 @@ class SqlSources:
             "created_at": stored.created_at,
             "last_synced_at": stored.last_synced_at,
             "last_error": stored.last_error,
+            "disabled_reason": stored.disabled_reason,
         }
         conflict = f"a source {spec.id!r} exists"
         async with self._db.write(conflict=conflict, missing=f"no dataset {spec.dataset_id!r}") as conn:
@@ -53,6 +54,14 @@ class SqlSources:
         statement = update(sources).where(sources.c.id == source_id)
         async with self._db.write() as conn:
             await conn.execute(statement.values(last_synced_at=at, last_error=error))
+
+    async def set_source_disabled(self, source_id: str, reason: str | None) -> SourceSpec | None:
+        """Disable the source with ``reason`` (None: enable it); the source as it now stands."""
+        async with self._db.write() as conn:
+            statement = update(sources).where(sources.c.id == source_id)
+            await conn.execute(statement.values(disabled_reason=reason))
+            row = (await conn.execute(select(sources).where(sources.c.id == source_id))).mappings().first()
+        return records.source(row) if row is not None else None
 
     async def ledger(self, source_id: str) -> dict[str, LedgerEntry]:
         query = select(ledger).where(ledger.c.source_id == source_id)

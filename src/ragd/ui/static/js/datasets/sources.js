@@ -110,6 +110,16 @@ export function sourcesPanel(ctx, dataset, { onChange }) {
     }
   };
 
+  const enable = async (s) => {
+    try {
+      await api("POST", `${base}/${encodeURIComponent(s.id)}/enable`);
+      toast("Enabled: a grant covers it again.", "ok");
+    } catch (err) {
+      toast(describe(err), "error");
+    }
+    refresh();
+  };
+
   const remove = async (s) => {
     if (!(await confirmDialog(`Remove the source ${configSummary(s)[0]} and the files it brought in?`, { confirm: "Remove" }))) return;
     try {
@@ -135,6 +145,16 @@ export function sourcesPanel(ctx, dataset, { onChange }) {
     },
     { key: "last_synced_at", label: "Last sync", render: (s) => fmtTime(s.last_synced_at, { relative: true }) },
     { key: "last_error", label: "Last error", render: (s) => (s.last_error ? h("span", { class: "error" }, s.last_error) : "–") },
+    {
+      // disabled: no grant of the tenant covers it any more (docs/knowledge-bases.md#source-grants)
+      key: "disabled",
+      label: "State",
+      render: (s) =>
+        s.disabled
+          ? h("div", { class: "source-state" }, h("span", { class: "badge badge-disabled" }, "disabled"), h("small", { class: "error" }, s.disabled_reason || ""))
+          : h("span", { class: "badge" }, "live"),
+      sort: (s) => (s.disabled ? 1 : 0),
+    },
     admin
       ? {
           key: "actions",
@@ -144,7 +164,9 @@ export function sourcesPanel(ctx, dataset, { onChange }) {
             h(
               "div",
               { class: "row-actions" },
-              h("button", { type: "button", class: "small", "aria-label": `Sync ${configSummary(s)[0]} now`, onclick: () => sync(s) }, "Sync now"),
+              s.disabled
+                ? h("button", { type: "button", class: "small", "aria-label": `Enable ${configSummary(s)[0]}`, onclick: () => enable(s) }, "Enable")
+                : h("button", { type: "button", class: "small", "aria-label": `Sync ${configSummary(s)[0]} now`, onclick: () => sync(s) }, "Sync now"),
               h("button", { type: "button", class: "small danger", "aria-label": `Remove ${configSummary(s)[0]}`, onclick: () => remove(s) }, "Remove"),
             ),
         }
