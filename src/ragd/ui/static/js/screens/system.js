@@ -1,9 +1,10 @@
 // System: liveness and readiness (GET /health, /health/ready), and GET /api/v1/system: who the key
 // is, counts, the index manifest, capabilities, and (service key only) the settings in effect,
-// secrets masked by the server as "***". Every part the server leaves out shows "–".
+// secrets masked by the server as "***". Every part the server leaves out shows "–". The service
+// key and tenant admins also see each tenant's use against its limits (GET …/tenants/{id}/usage).
 
 import { api, ApiError } from "../api.js";
-import { badge, field, fmtNumber, h, replace } from "../dom.js";
+import { badge, dataTable, field, fmtBytes, fmtNumber, h, replace } from "../dom.js";
 import { jobBadge } from "../datasets/status.js";
 
 const MASK = "***";
@@ -154,6 +155,69 @@ function capabilitiesSection(caps) {
   );
 }
 
+// ---- limits: each tenant's use against its limits (GET /api/v1/tenants/{id}/usage) -------------
+
+// tenants asked for their usage at most (the service key's table); operators create tenants
+const MAX_TENANTS = 200;
+
+/** The usage rows the key may see: every tenant's for the service key, its own for a tenant
+ * admin; null for a key that may not read limits (the section is left out). */
+async function tenantUsage(principal, signal) {
+  if (!principal || !(principal.service || principal.role === "admin")) return null;
+  try {
+    const tenants = principal.service
+      ? ((await api("GET", "/api/v1/tenants", { signal })).tenants || []).slice(0, MAX_TENANTS)
+      : [{ id: principal.tenant_id, name: principal.tenant_name || principal.tenant_id }];
+    const rows = await Promise.all(
+      tenants.map(async (t) => ({ name: t.name, ...(await api("GET", `/api/v1/tenants/${encodeURIComponent(t.id)}/usage`, { signal })) })),
+    );
+    return { rows, more: principal.service && rows.length === MAX_TENANTS };
+  } catch (err) {
+    if (err instanceof ApiError && err.status !== 401) return { error: err.describe() };
+    throw err;
+  }
+}
+
+function against(pair, fmt) {
+  if (!pair) return "–";
+  const { used, limit } = pair;
+  if (!limit) return h("span", { class: "usage" }, fmt(used), h("small", { class: "muted" }, " · no limit"));
+  const share = Math.min(100, Math.round((100 * used) / limit));
+  return h(
+    "span",
+    { class: ["usage", used >= limit ? "usage-full" : null] },
+    `${fmt(used)} of ${fmt(limit)} `,
+    h("meter", { min: 0, max: limit, value: Math.min(used, limit), high: 0.8 * limit, optimum: 0, "aria-label": `${share}% used` }),
+  );
+}
+
+const perMinute = (n) => (n ? `${fmtNumber(n)}/min` : "no limit");
+
+function limitsSection(usage) {
+  const columns = [
+    { key: "name", label: "Tenant", render: (r) => dash(r.name) },
+    { key: "chunks", label: "Chunks", sort: (r) => r.usage.chunks, render: (r) => against(r.against.chunks, fmtNumber) },
+    { key: "bytes", label: "Storage", sort: (r) => r.usage.bytes, render: (r) => against(r.against.bytes, fmtBytes) },
+    { key: "jobs", label: "Running jobs", sort: (r) => r.usage.running_jobs, render: (r) => against(r.against.running_jobs, fmtNumber) },
+    {
+      key: "rates",
+      label: "Requests per key",
+      sortable: false,
+      render: (r) => `search ${perMinute(r.limits.search_per_minute)} · chat ${perMinute(r.limits.chat_per_minute)} · models ${perMinute(r.limits.models_per_minute)}`,
+    },
+  ];
+  return h(
+    "section",
+    { class: "card limits", "aria-labelledby": "limits-title" },
+    h("h2", { id: "limits-title" }, "Limits"),
+    h("p", { class: "muted" }, "Each tenant's use against its limits; the service key sets them (PUT /api/v1/tenants/{id}/limits)."),
+    usage.error
+      ? h("p", { class: "error", role: "alert" }, `The limits did not load: ${usage.error}`)
+      : dataTable(columns, usage.rows, { caption: "Use against limits", empty: "No tenants yet." }),
+    usage.more ? h("p", { class: "muted" }, `The first ${MAX_TENANTS} tenants are shown.`) : null,
+  );
+}
+
 // ---- settings: a collapsible, searchable table per group ----------------------------------------
 
 function scalar(v) {
@@ -257,12 +321,15 @@ export async function render(main, ctx) {
     try {
       const [live, ready, info] = await Promise.all([probe("/health", signal), probe("/health/ready", signal), systemInfo(signal)]);
       if (signal.aborted) return;
+      const usage = await tenantUsage(info.principal, signal);
+      if (signal.aborted) return;
       const settingsFilter = body.querySelector("input[name=settings-filter]");
       replace(
         body,
         info.error ? h("p", { class: "error", role: "alert" }, `The system overview did not load: ${info.error}`) : null,
         healthSection(live, ready, info),
         countsSection(info.counts, session.service),
+        usage ? limitsSection(usage) : null,
         h("div", { class: "grid system-cols" }, manifestSection(info.manifest), capabilitiesSection(info.capabilities)),
         info.settings ? settingsSection(info.settings) : null,
       );
