@@ -25,6 +25,7 @@ from ragd.api.app import create_app
 from ragd.settings import CrawlSettings, EmbeddingSettings, ServerSettings, Settings, WorkerSettings
 from tests.kb.conftest import Api, new_tenant
 from tests.sources.site import LoopbackSite, Page
+from tests.support.fake_dns import PUBLIC, FakeDns
 from tests.support.live_server import LiveServer
 
 SERVICE_KEY = "mcp-service-key-0123456789abcdef0123456789"
@@ -232,7 +233,7 @@ async def test_the_service_key_sees_every_collection_and_adds_pages(
             assert "EMPTY_DOCUMENT" in error(await service.call_tool("add_url", empty))
         async with http_client(server, world["a"]["editor"].key) as editor:
             page = {"dataset_id": world["handbook"]["id"], "url": web.url("/doc")}
-            assert "FORBIDDEN" in error(await editor.call_tool("add_url", page))  # loopback: not for tenants
+            assert "PRIVATE_ADDRESS" in error(await editor.call_tool("add_url", page))  # not for tenants
         assert web.page_paths() == ["/doc", "/empty"]
 
 
@@ -243,6 +244,23 @@ async def test_add_url_of_a_page_redirecting_to_javascript_is_a_tool_error(serve
             bad = {"collection": "web-notes", "url": web.url("/js")}
             assert "INVALID_LINK" in error(await service.call_tool("add_url", bad))
             assert await tool_names(service) == ALL_TOOLS  # the session goes on
+
+
+async def test_add_url_of_a_name_that_rebinds_to_loopback_is_refused_at_connection(
+    server: LiveServer, world: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Public when add_url checks the URL, loopback when the page is fetched: a tool error, no request."""
+    dns = FakeDns(monkeypatch)
+    with LoopbackSite({"/doc": Page.html("Doc", "<p>The heron pump needs oil every week.</p>")}) as web:
+        dns.answer("notes.rebind.test", [PUBLIC], ["127.0.0.1"])
+        page = {
+            "dataset_id": world["handbook"]["id"],
+            "url": web.url("/doc").replace("127.0.0.1", "notes.rebind.test"),
+        }
+        async with http_client(server, world["a"]["editor"].key) as editor:
+            assert "PRIVATE_ADDRESS" in error(await editor.call_tool("add_url", page))
+        assert web.requests == []
+        assert dns.asked == ["notes.rebind.test", "notes.rebind.test"]  # the check, then the connection
 
 
 async def test_a_handshake_era_client_gets_the_same_answers(

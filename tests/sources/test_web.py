@@ -62,6 +62,7 @@ def site() -> Iterator[LoopbackSite]:
 
 def spec_for(site: LoopbackSite, path: str = "/", **options: Any) -> CrawlSpec:
     options.setdefault("delay_s", 0.0)
+    options.setdefault("allow_private", True)  # the site is on loopback (tests/sources/test_address_guard.py)
     return CrawlSpec(site.url(path), **options)
 
 
@@ -637,7 +638,7 @@ async def test_unreachable_site_raises() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
         with pytest.raises(PageFetchFailed, match="ConnectError"):
-            await crawl(CrawlSpec(f"http://127.0.0.1:{port}/", delay_s=0.0))
+            await crawl(CrawlSpec(f"http://127.0.0.1:{port}/", delay_s=0.0, allow_private=True))
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,9 @@ replaces the file instead of duplicating it.  A raw collection's file goes throu
 :class:`~ragd.ingest.pipeline.Ingestor` as ``ragd ingest``.
 
 A URL is read as a one-page crawl by the web source reader (robots.txt, redirects only within
-the page's site section, the page size limit), after the web sources' address check: a tenant
-key reaches only public addresses unless ``crawl.allow_private``.
+the page's site section, the page size limit), with the web sources' address check when it is
+added and at every connection: a tenant key reaches only public addresses unless
+``crawl.allow_private`` (403 PRIVATE_ADDRESS).
 
     writer role / service key  -> dataset (by id, or by its collection name)
     service key                -> raw collection
@@ -32,6 +33,7 @@ from ragd.errors import (
     NotFound,
     PageFetchFailed,
     PayloadTooLarge,
+    PrivateAddress,
     RagError,
     UnsupportedType,
 )
@@ -50,7 +52,7 @@ ADDED_FILES = uuid.UUID("0b6f7d3e-2c61-4f0a-8f53-64c1d7a9e2b4")
 _DATASET_COLLECTION = re.compile(r"kb-([0-9a-f]{32})")
 #: what a page the crawl could not read (an ItemFailure's code) is raised as; else FETCH_FAILED
 _PAGE_FAILURES: dict[str, type[RagError]] = {
-    e.code: e for e in (EmptyDocument, PayloadTooLarge, UnsupportedType, NotFound, Forbidden)
+    e.code: e for e in (EmptyDocument, PayloadTooLarge, UnsupportedType, NotFound, Forbidden, PrivateAddress)
 }
 
 
@@ -105,9 +107,9 @@ async def add_url(
     ctx: KbContext, principal: Principal, target: Target, url: str, *, allow_private: bool
 ) -> Added:
     """Fetch the page at ``url`` and index its text (the file's source is the page's URL)."""
-    check_url(principal, url, allow_private=allow_private)
+    private_ok = await check_url(principal, url, allow_private=allow_private)
     where = await _resolve(ctx, principal, target)
-    item, document = await fetch_page(ctx, url)
+    item, document = await fetch_page(ctx, url, allow_private=private_ok)
     name = _page_name(item.name)
     if isinstance(where, str):
         ref = FileRef(
@@ -123,11 +125,13 @@ async def add_url(
     return Added(entry.id, name, item.key, where.collection_name, where.id, outcome.status, outcome.chunks)
 
 
-async def fetch_page(ctx: KbContext, url: str) -> tuple[SourceItem, Document]:
-    """The one page at ``url`` as the web source reads it (a one-page crawl)."""
-    spec = SourceSpec(
-        id="add-url", dataset_id="", kind=SourceKind.WEB, config={"url": url, "max_depth": 0, "max_pages": 1}
-    )
+async def fetch_page(ctx: KbContext, url: str, *, allow_private: bool = False) -> tuple[SourceItem, Document]:
+    """The one page at ``url`` as the web source reads it (a one-page crawl; its connections
+    checked as a web source's are, unless ``allow_private`` or the ``crawl.allow_private`` setting)."""
+    config: dict[str, object] = {"url": url, "max_depth": 0, "max_pages": 1}
+    if allow_private:
+        config["allow_private"] = True
+    spec = SourceSpec(id="add-url", dataset_id="", kind=SourceKind.WEB, config=config)
     async with ctx.reader_for(spec) as reader:
         async for item in reader.scan():
             if isinstance(item, ItemFailure):

@@ -12,13 +12,13 @@ A folder or S3 source must lie inside a live grant of its dataset's tenant
 service key's source is granted to the tenant as it is added (409 GRANT_OVERLAP
 when that would overlap another tenant's grant).  A disabled source (no grant
 covers it any more) does not sync: 409 SOURCE_DISABLED.  A tenant admin may
-crawl only public addresses unless ``crawl.allow_private``; the service key may.
+crawl only public addresses unless ``crawl.allow_private`` (403 PRIVATE_ADDRESS, checked
+when added and again at every connection of every crawl); the service key may: its web
+source on a private address is marked ``"allow_private": true`` in its config.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragd.errors import Forbidden, InvalidRequest, NotFound, SourceDisabled
+from ragd.errors import Forbidden, InvalidRequest, NotFound, PrivateAddress, SourceDisabled
 from ragd.kb import audit, grants
 from ragd.kb.access import readable, require_admin, writable
 from ragd.kb.context import KbContext
@@ -36,6 +36,8 @@ from ragd.kb.files import new_job, remove_file
 from ragd.kb.grant_reach import source_reach
 from ragd.kb_types import Dataset, Job, JobKind, Principal, SourceKind, SourceSpec
 from ragd.objects.base import check_bucket
+from ragd.sources.address_guard import public_addresses
+from ragd.sources.urls import parse_start_url
 
 
 class FolderConfig(BaseModel):
@@ -112,20 +114,28 @@ async def bind_to_grant(
             )
 
 
-def check_url(principal: Principal, url: str, *, allow_private: bool) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidRequest(f"a web source needs an http(s) URL, not {url[:200]!r}")
-    if principal.is_service or allow_private:
-        return
+async def check_url(principal: Principal, url: str, *, allow_private: bool) -> bool:
+    """Refuse what is no http(s) URL and, for a tenant key (unless ``allow_private``), a host that
+    resolves to any non-public address now: 403 PRIVATE_ADDRESS.  This is early feedback only:
+    every connection of every crawl checks again (:mod:`ragd.sources.guarded_http`).
+
+    True when the service key names a host that is not public (or does not resolve yet): the
+    source is then marked ``allow_private`` in its config, so its crawls may reach it."""
+    parts = urlsplit(parse_start_url(url))
+    host = str(parts.hostname)
+    if allow_private and not principal.is_service:
+        return False
     try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or 443, proto=socket.IPPROTO_TCP)
+        await public_addresses(host, parts.port or (443 if parts.scheme == "https" else 80))
+    except PrivateAddress:
+        if principal.is_service:
+            return True
+        raise
     except OSError as exc:
-        raise InvalidRequest(f"cannot resolve {parts.hostname[:200]!r}: {exc}") from exc
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global:
-            raise Forbidden(f"{parts.hostname[:200]!r} is a private or loopback address")
+        if principal.is_service:
+            return True
+        raise InvalidRequest(f"cannot resolve {host[:200]!r}: {exc}") from exc
+    return False
 
 
 @audit.audited("source.add", "dataset", "dataset_id")
@@ -146,8 +156,8 @@ async def add_source(
     clean = parse_config(kind, config)
     if kind is SourceKind.FOLDER:
         clean["path"] = resolve_folder(clean["path"])
-    elif kind is SourceKind.WEB:
-        check_url(principal, clean["url"], allow_private=allow_private)
+    elif kind is SourceKind.WEB and await check_url(principal, clean["url"], allow_private=allow_private):
+        clean["allow_private"] = True  # the service key's source on a private address
     elif kind is SourceKind.S3:
         check_bucket(clean["bucket"], allowed_buckets)  # now, not only at the first sync
     missing = kind is SourceKind.FOLDER and not Path(clean["path"]).is_dir()

@@ -22,6 +22,9 @@ class CrawlSpec:
     user_agent: str = "ragd-crawler"
     timeout_s: float = 20.0
     max_page_bytes: int = 10_000_000
+    #: may connect to loopback, private and link-local addresses (the service key's sources, or
+    #: crawl.allow_private); else every connection is checked (ragd.sources.guarded_http)
+    allow_private: bool = False
 
     def __post_init__(self) -> None:
         parse_start_url(self.start_url)

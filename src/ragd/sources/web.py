@@ -11,7 +11,10 @@ robots.txt is read again, and a page that has vanished is simply not yielded, wh
 the sync layer reads as deleted.  Items carry their Document, so :meth:`WebSource.load`
 only fetches when handed an item without one.  Requests go through one
 :class:`PoliteGate` per source, shared by scan and load: one request in flight,
-request starts at least ``delay_s`` apart (longer if robots.txt asks).
+request starts at least ``delay_s`` apart (longer if robots.txt asks).  Unless the spec
+``allow_private``, every connection is made by :func:`ragd.sources.guarded_http.guarded_client`:
+the host's addresses are checked at each connection and the socket goes to a checked one
+(``network`` opens it; tests pass their own).  A ``client`` given is used as it is.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 
+import httpcore
 import httpx
 
 from ragd.errors import InvalidRequest, NotFound, PageFetchFailed, UnsupportedType
@@ -27,6 +31,7 @@ from ragd.observe.logging import sanitize
 from ragd.sources.base import ItemFailure, SourceItem
 from ragd.sources.crawl import MAX_REDIRECTS, crawl
 from ragd.sources.crawl_spec import CrawlSpec
+from ragd.sources.guarded_http import crawl_client
 from ragd.sources.polite_fetch import Clock, Fetched, PoliteFetcher, PoliteGate, Sleep
 from ragd.sources.urls import canonical_url
 from ragd.sources.web_page import is_readable, page_document, parse_page
@@ -43,12 +48,15 @@ class WebSource:
         spec: CrawlSpec,
         *,
         client: httpx.AsyncClient | None = None,
+        network: httpcore.AsyncNetworkBackend | None = None,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         self.spec = spec
         self._owns_client = client is None
-        self._client = client if client is not None else httpx.AsyncClient(follow_redirects=False)
+        if client is None:
+            client = crawl_client(allow_private=spec.allow_private, network=network)
+        self._client = client
         gate = PoliteGate(spec.delay_s, clock=clock, sleep=sleep)
         self._fetcher = PoliteFetcher(
             self._client,
