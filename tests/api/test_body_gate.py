@@ -136,3 +136,34 @@ def test_a_normal_request_with_the_key_still_works(live: LiveServer) -> None:
     )
     assert response.status_code == 200, response.text
     assert KEY not in response.text
+
+
+def _ui_cookie(live: LiveServer, key: str) -> str:
+    signed_in = httpx.post(
+        f"{live.url}/ui/session", json={"key": key}, headers={"X-Ragd-UI": "1"}, timeout=30
+    )
+    assert signed_in.status_code == 200, signed_in.text
+    return signed_in.cookies["ragd_session"]
+
+
+@pytest.mark.parametrize(("method", "path"), BODY_ROUTES)
+def test_a_dead_or_unknown_ui_session_is_a_401_before_the_body(
+    live: LiveServer, method: str, path: str
+) -> None:
+    cookie = _ui_cookie(live, KEY)
+    ended = httpx.delete(
+        f"{live.url}/ui/session", headers={"X-Ragd-UI": "1"}, cookies={"ragd_session": cookie}
+    )
+    assert ended.status_code == 204
+    # signed out: the old cookie was the key until issue 30, so it still passed the gate
+    for value in (cookie, "x" * 43, "not a session"):
+        headers = {"X-Ragd-UI": "1", "Cookie": f"ragd_session={value}"}
+        assert _first_answer(live, path, headers, method=method).startswith("HTTP/1.1 401"), value
+
+
+def test_a_live_ui_session_passes_the_gate(live: LiveServer, tenant_key: str) -> None:
+    cookie = _ui_cookie(live, tenant_key)
+    headers = {"X-Ragd-UI": "1", "Cookie": f"ragd_session={cookie}"}
+    assert _first_answer(live, "/api/v1/search", headers).startswith("HTTP/1.1 413")  # read, then too big
+    without_ui_header = {"Cookie": f"ragd_session={cookie}"}  # what another site's form would send
+    assert _first_answer(live, "/api/v1/search", without_ui_header).startswith("HTTP/1.1 401")

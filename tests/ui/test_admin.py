@@ -326,6 +326,43 @@ def test_the_service_key_creates_a_tenant_and_a_key_whose_secret_is_shown_once(
         other.close()
 
 
+def test_a_keys_ui_sessions_are_listed_and_revoked_from_the_keys_screen(
+    browser: Any, page: Any, ui_server: LiveServer, service_api: Api, tmp_path: Path
+) -> None:
+    _, keys = new_tenant(service_api, "sessions-co", "admin", "reader")
+    other = browser.new_context(viewport=DESKTOP, user_agent="ReaderBrowser/1.0")
+    try:
+        reader_page = other.new_page()
+        problems = PageProblems(reader_page)
+        sign_in(reader_page, ui_server.url, keys["reader"].key)
+        sign_in(page, ui_server.url, keys["admin"].key)
+        page.goto(f"{ui_server.url}/ui/#/keys")
+        page.get_by_role("heading", name="Keys of sessions-co").wait_for()
+        sessions = page.locator("table.sessions-table tbody tr")
+        theirs = sessions.filter(has_text="ReaderBrowser/1.0")
+        theirs.wait_for()
+        assert "(reader)" in theirs.inner_text()
+        assert sessions.filter(has_text="this session").count() == 1  # the admin's own, marked
+        reader_row = page.locator("table.keys-table tbody tr").filter(has_text="reader")
+        assert reader_row.locator("td[data-label='UI sessions']").inner_text() == "1"
+        shot(page, "keys-sessions", tmp_path)
+
+        theirs.get_by_role("button", name=re.compile("^Revoke")).click()
+        confirm = page.get_by_role("dialog")
+        assert "signed out at once" in confirm.inner_text()
+        confirm.get_by_role("button", name="Revoke").click()
+        theirs.wait_for(state="detached")
+        reader_row.locator("td[data-label='UI sessions']").filter(has_text=re.compile(r"^0$")).wait_for()
+        # the reader's browser is signed out: its next step lands on sign-in
+        reader_page.get_by_role("link", name="Jobs").click()
+        reader_page.get_by_label("API key").wait_for()
+        assert problems.items == [], problems.items
+    finally:
+        other.close()
+        for key in keys.values():
+            key.close()
+
+
 def test_a_tenant_admin_sees_only_its_tenant_and_others_have_no_keys_screen(
     page: Any, ui_server: LiveServer, service_api: Api, harbour: dict[str, Any], tmp_path: Path
 ) -> None:

@@ -8,7 +8,9 @@ and parsed first (+580 MB of RSS), then refused.  :class:`BodyGate` wraps the AS
 * answers 401 unless the request carries ``Authorization: Bearer`` with the service key or a
   *live* tenant key — when a service key is configured.  A tenant key is verified here, by its
   hash in the catalog (``tenant_key``, one indexed lookup), not by its ``rgd_`` shape: a made-up
-  ``rgd_…`` token with 16 MiB of JSON cost +418 MB before it was refused;
+  ``rgd_…`` token with 16 MiB of JSON cost +418 MB before it was refused.  A web UI request
+  carries no key but a session cookie: it passes when its session is live, looked up by the
+  secret's hash (:class:`ragd.api.auth.UiSessionSlot`, put in the scope by ``SessionKey``);
 * answers 413 ``REQUEST_TOO_LARGE`` when a JSON body declares, or turns out to have,
   more than ``server.max_json_bytes`` (counted as it streams in; never buffered whole);
 * on the routes whose body is a file (``file_routes``: ``PUT /process``), whatever its
@@ -39,7 +41,7 @@ from fastapi import HTTPException
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ragd.api.auth import TENANT_KEY_PREFIX
+from ragd.api.auth import TENANT_KEY_PREFIX, session_of
 from ragd.api.errors import COMPAT_PREFIX, OPENAI_PREFIX
 from ragd.api.openai_wire import error_body as openai_error_body
 from ragd.api.text_check import JsonTextCheck, nul_in_url
@@ -91,7 +93,7 @@ class BodyGate:
             if not state["checked"]:
                 state["checked"] = True
                 if not keyless:
-                    await self._check_key(headers.get(b"authorization", b""))
+                    await self._check_key(headers.get(b"authorization", b""), scope)
                 if limit is not None and _declared(headers) > limit:
                     raise self._too_large(limit, file_limit, keyless=keyless)
             message = await receive()
@@ -106,8 +108,10 @@ class BodyGate:
 
         await self.app(scope, gated, send)
 
-    async def _check_key(self, header: bytes) -> None:
+    async def _check_key(self, header: bytes, scope: Scope) -> None:
         if self._key is None:
+            return
+        if await session_of(scope) is not None:  # a live UI session (only without Authorization)
             return
         scheme, _, token = header.partition(b" ")
         token = token.strip()

@@ -66,3 +66,4 @@ async def revoke_key(ctx: KbContext, principal: Principal, tenant_id: str, key_i
     audit.note(tenant_id=tenant_id)
     if not await ctx.catalog.revoke_key(tenant_id, key_id):
         raise NotFound(f"key {key_id[:100]!r} not found")
+    await ctx.catalog.revoke_key_sessions(key_id)  # its UI sessions (they stopped resolving with it)

@@ -2,13 +2,14 @@
 
     POST/GET   /api/v1/tenants                       service key only
     POST/GET   /api/v1/tenants/{id}/keys             service key, or an admin key of that tenant
-    DELETE     /api/v1/tenants/{id}/keys/{key}
+    DELETE     /api/v1/tenants/{id}/keys/{key}   (its web UI sessions end with it)
 
 A key's secret is returned once, at creation; only its hash is stored.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
@@ -18,6 +19,7 @@ from ragd.api.deps import services
 from ragd.api.kb_schemas import KeyCreate, TenantCreate, key_out, tenant_out
 from ragd.bootstrap import Services
 from ragd.kb import tenants as kb_tenants
+from ragd.kb import ui_sessions as kb_sessions
 
 router = APIRouter(prefix="/api/v1/tenants", tags=["tenants"])
 Svc = Annotated[Services, Depends(services)]
@@ -41,7 +43,11 @@ async def create_key(tenant_id: str, body: KeyCreate, caller: Caller, svc: Svc) 
 
 @router.get("/{tenant_id}/keys")
 async def list_keys(tenant_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
-    return {"keys": [key_out(k) for k in await kb_tenants.list_keys(svc.knowledge(), caller, tenant_id)]}
+    """Each key with ``sessions``: how many live web UI sessions it has (``…/sessions`` lists them)."""
+    ctx = svc.knowledge()
+    keys = await kb_tenants.list_keys(ctx, caller, tenant_id)
+    live = Counter(s.key_id for s in await kb_sessions.list_sessions(ctx, caller, tenant_id))
+    return {"keys": [{**key_out(k), "sessions": live[k.id]} for k in keys]}
 
 
 @router.delete("/{tenant_id}/keys/{key_id}")

@@ -1,26 +1,30 @@
 """The web UI at ``/ui`` (docs/ui.md): static files from the package, and the sign-in session.
 
 The UI is a client of the public API and nothing else: its pages call ``/api/v1/…`` (and the
-chat proxy) like any client, so there is no second permission model.  Only how the browser holds
-the key differs:
+chat proxy) like any client, so there is no second permission model.  Only how the browser
+proves who it is differs: the key never leaves the sign-in request; a server-side session
+(:mod:`ragd.kb.ui_sessions`) stands for it:
 
-    POST   /ui/session  {"key": …}  -> the key is checked exactly as the API checks it, then kept in
-                                       an HttpOnly, SameSite=Strict cookie (no script reads it,
-                                       no other site sends it); never in a URL or in storage
-    GET    /ui/session              -> who the cookie's key is (401 once the key is revoked)
-    DELETE /ui/session              -> sign out: the cookie is cleared
+    POST   /ui/session  {"key": …}  -> the key is checked exactly as the API checks it; a session of
+                                       that key is made (``server.ui_session_ttl_s``) and its random
+                                       secret set as an HttpOnly, SameSite=Strict cookie
+                                       (``__Host-ragd_session`` on https); the key is in no cookie,
+                                       no response, no storage
+    GET    /ui/session              -> who the session is (401 once it is revoked, expired, or its
+                                       key revoked)
+    DELETE /ui/session              -> sign out: the session is revoked and the cookie cleared
 
-:class:`SessionKey` turns the cookie back into ``Authorization: Bearer`` for requests that also
-carry ``X-Ragd-UI: 1`` (a header no other site can make a browser send without CORS consent), so
-every check downstream (the body gate, the routes' key and role checks) is the API's own.
+:class:`SessionKey` hands the cookie of requests that also carry ``X-Ragd-UI: 1`` (a header no
+other site can make a browser send without CORS consent) and no ``Authorization`` to
+:class:`ragd.api.auth.UiSessionSlot`: the body gate and the routes' key and role checks
+(:func:`ragd.api.auth.principal`) take the request for the live session's key, exactly as if
+that key had been sent.
 :class:`UiHeaders` sets the security headers of the UI's responses: a CSP with no inline script
 and Trusted Types, no framing, no sniffing.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
@@ -33,14 +37,18 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragd import __version__
-from ragd.api.auth import Caller, principal
+from ragd.api.auth import SESSION_SCOPE, Caller, SessionLookup, UiSessionSlot, principal, session_of
 from ragd.api.deps import services
 from ragd.bootstrap import Services
+from ragd.kb import ui_sessions as kb_sessions
 from ragd.kb.tenants import list_tenants
-from ragd.kb_types import Principal
+from ragd.kb_types import Principal, UiSession
 
 PREFIX = "/ui"
 COOKIE = "ragd_session"
+#: the cookie's name on https: the ``__Host-`` prefix makes the browser refuse it unless it is
+#: Secure, for ``Path=/`` and without ``Domain`` (no sibling host can set or widen it)
+SECURE_COOKIE = "__Host-" + COOKIE
 UI_HEADER = b"x-ragd-ui"
 STATIC = Path(str(resources.files("ragd.ui") / "static"))
 
@@ -98,37 +106,49 @@ async def ui_index() -> FileResponse:
 
 @router.post(f"{PREFIX}/session")
 async def sign_in(body: SignIn, request: Request, response: Response, svc: Svc) -> dict[str, Any]:
-    """Check ``key`` as the API would; on success keep it in the session cookie."""
-    open_service = request.app.state.ragd.settings.server.api_key is None
+    """Check ``key`` as the API would; on success start a session and set its cookie."""
+    server = request.app.state.ragd.settings.server
     credentials = HTTPAuthorizationCredentials(scheme="Bearer", credentials=body.key)
     caller = await principal(request, credentials)
+    made, secret = await kb_sessions.sign_in(
+        svc.knowledge(), caller, ttl_s=server.ui_session_ttl_s, user_agent=request.headers.get("user-agent")
+    )
+    https = request.url.scheme == "https"
     response.set_cookie(
-        COOKIE,
-        _encode(body.key),
+        SECURE_COOKIE if https else COOKIE,
+        secret,
+        max_age=int(server.ui_session_ttl_s),
         httponly=True,
         samesite="strict",
-        secure=request.url.scheme == "https",
+        secure=https,
         path="/",
     )
-    return await _whoami(caller, svc, open_service=open_service)
+    return await _whoami(caller, svc, open_service=server.api_key is None, session=made)
 
 
 @router.get(f"{PREFIX}/session")
 async def session(request: Request, caller: Caller, svc: Svc) -> dict[str, Any]:
     open_service = request.app.state.ragd.settings.server.api_key is None
-    return await _whoami(caller, svc, open_service=open_service)
+    return await _whoami(caller, svc, open_service=open_service, session=await session_of(request.scope))
 
 
 @router.delete(f"{PREFIX}/session", status_code=204)
-async def sign_out(request: Request) -> Response:
+async def sign_out(request: Request, svc: Svc) -> Response:
+    """Revoke the request's session (when it is live) and clear its cookie."""
+    found = await session_of(request.scope)
+    if found is not None:
+        await kb_sessions.sign_out(svc.knowledge(), found)
     response = Response(status_code=204)
+    https = request.url.scheme == "https"
     response.delete_cookie(
-        COOKIE, path="/", httponly=True, samesite="strict", secure=request.url.scheme == "https"
+        SECURE_COOKIE if https else COOKIE, path="/", httponly=True, samesite="strict", secure=https
     )
     return response
 
 
-async def _whoami(caller: Principal, svc: Services, *, open_service: bool) -> dict[str, Any]:
+async def _whoami(
+    caller: Principal, svc: Services, *, open_service: bool, session: UiSession | None
+) -> dict[str, Any]:
     tenant_name = None
     if caller.tenant_id is not None:
         tenants = await list_tenants(svc.knowledge(), caller)
@@ -139,8 +159,10 @@ async def _whoami(caller: Principal, svc: Services, *, open_service: bool) -> di
         "tenant_id": caller.tenant_id,
         "tenant_name": tenant_name,
         "role": caller.role,
+        "key_id": caller.key_id,
         "can_write": caller.can_write,
         "can_admin": caller.can_admin,
+        "session": None if session is None else {"id": session.id, "expires_at": session.expires_at},
         "version": __version__,
     }
 
@@ -150,20 +172,24 @@ def static_app() -> StaticFiles:
 
 
 class SessionKey:
-    """Outermost: a UI request (``X-Ragd-UI: 1``) with the session cookie and no Authorization
-    header gets ``Authorization: Bearer <the cookie's key>``; nothing else is touched."""
+    """Outermost: a UI request (``X-Ragd-UI: 1``) with a session cookie and no Authorization header
+    gets a :class:`UiSessionSlot` in its scope (looked up when the gate or a route first asks);
+    nothing else is touched, and no key is ever put back into the request."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, lookup: SessionLookup) -> None:
         self.app = app
+        self.lookup = lookup
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
+            scope.pop(SESSION_SCOPE, None)  # only this middleware says what the session is
             headers = scope["headers"]
             names = {name.lower() for name, _ in headers}
             if UI_HEADER in names and b"authorization" not in names:
-                key = _decode(_cookie(headers, COOKIE))
-                if key:
-                    scope = {**scope, "headers": [*headers, (b"authorization", b"Bearer " + key)]}
+                secret = _cookie(headers, SECURE_COOKIE) or _cookie(headers, COOKIE)
+                if secret:
+                    slot = UiSessionSlot(secret.decode("latin-1"), self.lookup)
+                    scope = {**scope, SESSION_SCOPE: slot}
         await self.app(scope, receive, send)
 
 
@@ -199,17 +225,3 @@ def _cookie(headers: list[tuple[bytes, bytes]], name: str) -> bytes | None:
             if sep and key == wanted and val:
                 return val.strip(b'"')
     return None
-
-
-def _encode(key: str) -> str:
-    """The cookie holds the key base64url-encoded: any key survives cookie syntax unchanged."""
-    return base64.urlsafe_b64encode(key.encode("utf-8", "surrogateescape")).decode().rstrip("=")
-
-
-def _decode(value: bytes | None) -> bytes | None:
-    if not value:
-        return None
-    try:
-        return base64.urlsafe_b64decode(value + b"=" * (-len(value) % 4))
-    except (binascii.Error, ValueError):
-        return None

@@ -1,6 +1,9 @@
 // Keys (admins): tenants (the service key creates them; a tenant admin sees only its own) and,
 // per tenant, its API keys: create one (its secret is shown once, in a dialog, never stored),
-// revoke one. GET/POST /api/v1/tenants, GET/POST /api/v1/tenants/{id}/keys, DELETE …/keys/{key}.
+// revoke one; and the web UI sessions signed in with them (created, last seen, expires, browser),
+// each revocable. GET/POST /api/v1/tenants, GET/POST /api/v1/tenants/{id}/keys, DELETE …/keys/{key},
+// GET /api/v1/tenants/{id}/sessions, DELETE …/sessions/{session}; the service key's own sessions:
+// GET/DELETE /api/v1/sessions.
 
 import { api, ApiError } from "../api.js";
 import { badge, confirmDialog, dataTable, field, fmtTime, h, replace, toast } from "../dom.js";
@@ -74,9 +77,70 @@ export async function render(main, ctx) {
     parts.push(h("p", { class: "muted admin-lead" }, `The keys of your tenant, ${selected ? selected.name : "–"}. Secrets are shown once and stored only as hashes.`));
   }
   parts.push(panel);
+  const own = session.service ? h("section", { class: "keys-panel service-sessions", "aria-labelledby": "service-sessions-title" }) : null;
+  if (own) parts.push(own);
   main.append(...parts);
   await drawPanel();
+  if (own) {
+    const table = sessionsTable("/api/v1/sessions", "Sessions signed in with the service key", () => "service key", session);
+    replace(own, h("h2", { id: "service-sessions-title" }, "Service key sessions"), h("div", { class: "table-scroll" }, table));
+    await table.refresh(signal);
+  }
 }
+
+/**
+ * The live web UI sessions at `path` (a tenant's, or the service key's own): who signed in (`keyLabel`),
+ * when, last seen, until when, from which browser; Revoke ends one at once (its cookie stops working).
+ */
+function sessionsTable(path, caption, keyLabel, me, onChange) {
+  const table = dataTable(
+    [
+      { key: "key_id", label: "Key", sort: (s) => keyLabel(s), render: (s) => keyLabel(s) },
+      { key: "created_at", label: "Signed in", render: (s) => fmtTime(s.created_at) },
+      { key: "last_seen_at", label: "Last seen", render: (s) => fmtTime(s.last_seen_at, { relative: true }) },
+      { key: "expires_at", label: "Expires", render: (s) => fmtTime(s.expires_at) },
+      {
+        key: "user_agent",
+        label: "Browser",
+        render: (s) => h("span", { class: "user-agent", title: s.user_agent || "" }, s.user_agent || "–", s.id === mySession(me) ? h("span", { class: "badge" }, "this session") : null),
+      },
+      {
+        key: "revoke",
+        label: "Actions",
+        sortable: false,
+        render: (s) => h("button", { type: "button", class: "small danger", "aria-label": `Revoke the session of ${keyLabel(s)} signed in ${fmtTime(s.created_at)}`, onclick: () => revoke(s) }, "Revoke"),
+      },
+    ],
+    [],
+    { caption, empty: "No one is signed in." },
+  );
+  table.classList.add("sessions-table");
+  let lastSignal;
+  table.refresh = async (signal) => {
+    lastSignal = signal || lastSignal;
+    table.setRows((await api("GET", path, { signal: lastSignal })).sessions || []);
+  };
+  const revoke = async (s) => {
+    const mine = s.id === mySession(me);
+    const note = mine ? " It is this session: you will be signed out." : " That browser is signed out at once.";
+    if (!(await confirmDialog(`Revoke the session of ${keyLabel(s)} signed in ${fmtTime(s.created_at)}?${note}`, { confirm: "Revoke" }))) return;
+    try {
+      await api("DELETE", `${path}/${encodeURIComponent(s.id)}`);
+      toast("Revoked the session.", "ok");
+    } catch (err) {
+      toast(describe(err), "error");
+    }
+    if (mine) {
+      location.reload();
+      return;
+    }
+    if (onChange) await onChange(); // the keys' counts first: the row's going says all is redrawn
+    await table.refresh();
+  };
+  return table;
+}
+
+const mySession = (me) => (me && me.session ? me.session.id : null);
 
 function tenantForm(onCreated) {
   const name = h("input", { type: "text", name: "tenant-name", required: true, maxlength: 200, autocomplete: "off" });
@@ -120,6 +184,7 @@ async function keysPanel(panel, tenant, { session, signal }) {
       { key: "role", label: "Role", render: (k) => badge(k.role) },
       { key: "prefix", label: "Key starts", render: (k) => h("code", {}, `${k.prefix}…`) },
       { key: "created_at", label: "Created", render: (k) => fmtTime(k.created_at) },
+      { key: "sessions", label: "UI sessions", render: (k) => String(k.sessions ?? 0) },
       {
         key: "revoke",
         label: "Actions",
@@ -137,7 +202,20 @@ async function keysPanel(panel, tenant, { session, signal }) {
   );
   table.classList.add("keys-table");
 
-  const refresh = async () => table.setRows(await load());
+  let keys = [];
+  const keyLabel = (s) => {
+    const k = keys.find((x) => x.id === s.key_id);
+    return k ? `${k.name || `${k.prefix}…`} (${k.role})` : `a revoked key (${s.role})`;
+  };
+  const sessions = sessionsTable(`/api/v1/tenants/${encodeURIComponent(tenant.id)}/sessions`, `Web UI sessions of ${tenant.name}`, keyLabel, session, async () => {
+    keys = await load();
+    table.setRows(keys);
+  });
+  const refresh = async () => {
+    keys = await load();
+    table.setRows(keys);
+    await sessions.refresh(signal);
+  };
   const revoke = async (k) => {
     const who = k.name ? `“${k.name}”` : `${k.prefix}…`;
     const own = session.service ? "" : " If it is the key you signed in with, you will be signed out.";
@@ -156,6 +234,9 @@ async function keysPanel(panel, tenant, { session, signal }) {
     h("h2", { id: "keys-title" }, "Keys of ", h("span", { class: "tenant-name" }, tenant.name)),
     keyForm(path, tenant, { signal, onCreated: refresh }),
     h("div", { class: "table-scroll" }, table),
+    h("h3", {}, "Web UI sessions"),
+    h("p", { class: "muted" }, "Each sign-in to this UI with one of these keys. Revoking a session signs that browser out; revoking a key ends its sessions too."),
+    h("div", { class: "table-scroll" }, sessions),
   );
   await refresh();
 }

@@ -1,6 +1,7 @@
 // Sign in with an API key: the service key (every tenant) or a tenant key (its tenant, its role).
-// The key is posted once to /ui/session, which checks it as the API does and keeps it in an
-// HttpOnly cookie; it is never put in the URL or in storage.
+// The key is posted once to /ui/session, which checks it as the API does and starts a server-side
+// session: the HttpOnly cookie holds only that session's random secret, never the key; the key is
+// never put in the URL, in a cookie or in storage.
 
 import { api, ApiError } from "../api.js";
 import { field, h } from "../dom.js";
