@@ -22,7 +22,7 @@ from ragd.bootstrap import Services, open_services
 from ragd.cli import render
 from ragd.cli.audit import audit_command
 from ragd.cli.held import refuse_if_served, run_remote, via_server
-from ragd.cli.kb import jobs_app, keys_app, tenants_app
+from ragd.cli.kb import grants_app, jobs_app, keys_app, tenants_app
 from ragd.cli.progress import RateProgress
 from ragd.cli.remote import RemoteIndex, ingest_many
 from ragd.cli.runner import console, err_console, load_settings, run_or_exit
@@ -579,6 +579,7 @@ def demo(
 
 app.add_typer(tenants_app, name="tenants")
 app.add_typer(keys_app, name="keys")
+app.add_typer(grants_app, name="grants")
 app.add_typer(jobs_app, name="jobs")
 app.command("audit")(audit_command)
 

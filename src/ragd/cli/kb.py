@@ -1,4 +1,5 @@
-"""``ragd tenants`` / ``ragd keys`` (straight on the catalog) and ``ragd jobs watch`` (over HTTP)."""
+"""``ragd tenants`` / ``ragd keys`` / ``ragd grants`` (straight on the catalog) and ``ragd jobs watch``
+(over HTTP)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from ragd.cli.progress import RateProgress
 from ragd.cli.runner import console, err_console, load_settings, run_or_exit
 from ragd.errors import NotFound
 from ragd.kb import audit
+from ragd.kb import grants as kb_grants
+from ragd.kb_types import SourceGrant, SourceKind, SourceSpec
 from ragd.settings import Settings
 
 T = TypeVar("T")
@@ -159,3 +162,81 @@ async def _render(response: httpx.Response) -> dict[str, Any]:
                     failed=last["failed"],
                 )
     return last
+
+
+# -- ragd grants: what a tenant's folder and S3 sources may reach ----------------------------------
+
+grants_app = typer.Typer(
+    help="What a tenant's folder and S3 sources may reach (straight on the catalog).", no_args_is_help=True
+)
+_TENANT_OPTION = typer.Option("--tenant", "-t", help="tenant name or id")
+
+
+@grants_app.command("add")
+def grant_add(
+    tenant: Annotated[str, _TENANT_OPTION],
+    kind: Annotated[str, typer.Argument(help="folder or s3")],
+    target: Annotated[str, typer.Argument(help="an absolute folder, or bucket/prefix (bucket alone: all)")],
+    shared: Annotated[
+        bool, typer.Option("--shared", help="let it overlap other tenants' grants (both reach it)")
+    ] = False,
+) -> None:
+    """Grant a folder (and everything under it) or an S3 bucket/prefix to a tenant's sources;
+    its disabled sources that the grant covers are enabled again."""
+    settings = load_settings()
+
+    async def job(catalog: Catalog) -> SourceGrant:
+        return await kb_grants.create_grant(
+            catalog,
+            audit.OPERATOR,
+            await _tenant_id(catalog, tenant),
+            SourceKind.parse(kind),
+            target,
+            shared=shared,
+            folder_roots=settings.catalog.folder_roots,
+            allowed_buckets=settings.s3.allowed_buckets,
+            client=audit.CLI_CLIENT,
+        )
+
+    made = _catalog_run(settings, job)
+    console.print(f"grant {made.id}: {made.kind.value} {made.target}{' (shared)' if made.shared else ''}")
+
+
+@grants_app.command("list")
+def grant_list(
+    tenant: Annotated[str, _TENANT_OPTION],
+    include_revoked: Annotated[bool, typer.Option("--all", help="revoked grants too")] = False,
+) -> None:
+    async def job(catalog: Catalog) -> list[SourceGrant]:
+        tenant_id = await _tenant_id(catalog, tenant)
+        return await kb_grants.list_grants(
+            catalog, audit.OPERATOR, tenant_id, include_revoked=include_revoked
+        )
+
+    table = Table()
+    table.add_column("id", no_wrap=True)  # whole: `ragd grants revoke` takes it
+    for name in ("kind", "target", "shared", "revoked"):
+        table.add_column(name, overflow="fold")
+    for g in _catalog_run(load_settings(), job):
+        table.add_row(g.id, g.kind.value, g.target, "yes" if g.shared else "", "yes" if g.revoked_at else "")
+    console.print(table)
+
+
+@grants_app.command("revoke")
+def grant_revoke(
+    tenant: Annotated[str, _TENANT_OPTION],
+    grant_id: Annotated[str, typer.Argument(help="the grant's id (ragd grants list)")],
+) -> None:
+    """Revoke a grant; the tenant's sources no other grant covers are disabled."""
+
+    async def job(catalog: Catalog) -> list[SourceSpec]:
+        tenant_id = await _tenant_id(catalog, tenant)
+        _, disabled = await kb_grants.revoke_grant(
+            catalog, audit.OPERATOR, tenant_id, grant_id, client=audit.CLI_CLIENT
+        )
+        return disabled
+
+    disabled = _catalog_run(load_settings(), job)
+    console.print(f"revoked {grant_id}; {len(disabled)} source(s) disabled")
+    for spec in disabled:
+        console.print(f"  disabled {spec.id} ({spec.kind.value})")
