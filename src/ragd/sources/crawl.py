@@ -14,9 +14,11 @@ What a page becomes:
   (two URLs for one page) is not yielded twice, but its links are still followed;
 * a non-2xx answer, a network error or too many redirects is an
   ``ItemFailure(code="FETCH_FAILED")``, a body over the limit ``FILE_TOO_LARGE``,
-  a page with no text left ``EMPTY_DOCUMENT``.  A failure that may pass (a network
-  error, a timeout, 429 or 5xx) ``hides`` the whole scope: the pages only that page
-  links to were not reached, so a sync removes nothing this time;
+  a page with no text left ``EMPTY_DOCUMENT``, a host that resolved to a private address
+  at this connection ``PRIVATE_ADDRESS`` (:mod:`ragd.sources.guarded_http`).  A failure
+  that may pass (a network error, a timeout, 429 or 5xx, a private address) ``hides`` the
+  whole scope: the pages only that page links to were not reached, so a sync removes
+  nothing this time;
 * any content type but HTML or plain text, and a redirect out of scope, are
   skipped silently.
 
@@ -40,6 +42,7 @@ from ragd.errors import (
     InvalidRequest,
     NotFound,
     PageFetchFailed,
+    PrivateAddress,
     RagError,
     UnsupportedType,
 )
@@ -177,7 +180,10 @@ class _Skip:
 
 
 def _may_pass(exc: RagError) -> bool:
-    """A failure that may not happen next time: a network error, a timeout, 429 or a 5xx answer."""
+    """A failure that may not happen next time: a network error, a timeout, 429 or a 5xx answer,
+    or a host whose name resolved to a private address this time (the page is not known gone)."""
+    if isinstance(exc, PrivateAddress):
+        return True
     if not isinstance(exc, PageFetchFailed):
         return False
     return exc.status is None or exc.status in (408, 425, 429) or exc.status >= 500
