@@ -7,7 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.kb.conftest import Api, new_tenant
 from tests.support.live_server import LiveServer
@@ -112,6 +115,26 @@ def test_a_key_over_its_rate_gets_429_with_retry_after_and_other_keys_do_not(
         assert 'ragd_rate_limited_total{surface="models"} 1.0' in metrics
         samples = [line for line in metrics.splitlines() if line.startswith("ragd_rate_limited_total{")]
         assert all(line.split("{", 1)[1].startswith('surface="') and "," not in line for line in samples)
+    finally:
+        service.ok("PUT", f"/api/v1/tenants/{a_id}/limits", json={})
+
+
+async def test_mcp_search_counts_on_the_keys_search_rate(
+    service: Api, tenants: dict[str, tuple[str, dict[str, Api]]], kb_server: LiveServer
+) -> None:
+    a_id, a = tenants["a"]
+    service.ok("PUT", f"/api/v1/tenants/{a_id}/limits", json={"search_per_minute": 1})
+    headers = {"Authorization": f"Bearer {a['admin'].key}"}
+    try:
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=120) as http,
+            Client(streamable_http_client(f"{kb_server.url}/mcp", http_client=http)) as mcp,
+        ):
+            first = await mcp.call_tool("search", {"query": "east gate"})
+            assert not first.is_error, first.content
+            second = await mcp.call_tool("search", {"query": "east gate"})
+            assert second.is_error
+            assert " ".join(getattr(b, "text", "") for b in second.content).startswith("RATE_LIMITED:")
     finally:
         service.ok("PUT", f"/api/v1/tenants/{a_id}/limits", json={})
 
