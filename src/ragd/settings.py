@@ -333,7 +333,9 @@ class S3Settings(BaseModel):
     access_key_id: str | None = None
     secret_access_key: SecretStr | None = None
     allowed_buckets: Annotated[tuple[str, ...], NoDecode] = Field(
-        (), description="comma list; empty: any bucket"
+        (),
+        description="comma list; empty: any bucket. The outer bound of every S3 grant: a tenant's S3 source"
+        " must also lie inside a bucket/prefix granted to its tenant (docs/knowledge-bases.md#source-grants)",
     )
     addressing_style: Literal["auto", "path", "virtual"] = "path"
     timeout_s: float = Field(60.0, gt=0)
@@ -456,8 +458,9 @@ class CatalogSettings(BaseModel):
     max_upload_files: int = Field(100, ge=1, le=10_000, description="files in one upload request")
     folder_roots: Annotated[tuple[Path, ...], NoDecode] = Field(
         (),
-        description="comma list of folders under which tenant admins may add watched-folder sources (the"
-        " service key may add any folder); empty: only the service key adds folder sources",
+        description="comma list of folders that bound every folder grant and tenant folder source (a"
+        " tenant's folder must also lie inside a grant of its tenant: docs/knowledge-bases.md#source-grants;"
+        " the service key's own sources are not bound); empty: no outer bound, grants alone decide",
     )
 
     @field_validator("folder_roots", mode="before")
