@@ -25,9 +25,10 @@ from ragd.errors import (
 from ragd.kb import grants
 from ragd.kb.context import KbContext
 from ragd.kb.files import new_job
+from ragd.kb.indexing import index_entry
 from ragd.kb.runs import run_job
 from ragd.kb.sources import add_source, enable_source, sync_source
-from ragd.kb_types import Dataset, JobKind, Principal, SourceGrant, SourceKind, SourceSpec
+from ragd.kb_types import Dataset, FileEntry, JobKind, Principal, SourceGrant, SourceKind, SourceSpec
 from tests.catalog.conftest import table_rows
 
 SERVICE = Principal(tenant_id=None, role="admin")
@@ -332,3 +333,15 @@ async def test_start_up_disables_sources_no_grant_covers(
     assert disables == {"f-north", "s3-all"}
     await grants.sweep_at_start(world.catalog)  # again: nothing new
     assert len([a for a in await world.actions() if a[0] == "source.disable"]) == 2
+
+
+async def test_a_file_of_a_disabled_source_is_not_read_again_on_reindex(world: World) -> None:
+    dataset = world.datasets["north"]
+    spec = SourceSpec(id="s-dis", dataset_id=dataset.id, kind=SourceKind.S3, config={"bucket": BUCKET})
+    await world.catalog.create_source(spec)
+    entry = await world.catalog.put_file(
+        FileEntry(id="f1", dataset_id=dataset.id, name="a.md", source_id=spec.id, item_key="a.md")
+    )
+    await world.catalog.set_source_disabled(spec.id, "revoked")
+    with pytest.raises(SourceDisabled):
+        await index_entry(world.kb, dataset, entry, force=True)

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ragd.catalog.base import Catalog
-from ragd.errors import Forbidden, GrantOverlap, NotFound, RagError, SourceNotGranted
+from ragd.errors import Forbidden, GrantOverlap, NotFound, RagError, SourceDisabled, SourceNotGranted
 from ragd.kb import audit
 from ragd.kb.grant_reach import covering, grant_target, overlaps, source_reach
 from ragd.kb_types import ADMIN_ROLE, AuditOutcome, Principal, SourceGrant, SourceKind, SourceSpec
@@ -144,6 +144,15 @@ async def revoke_grant(
         )
     disabled, _ = await sweep(catalog, principal, tenant_id, client=client)
     return revoked, disabled
+
+
+def refuse_disabled(spec: SourceSpec) -> None:
+    """409 SOURCE_DISABLED for a disabled source: nothing syncs or re-indexes from it."""
+    if spec.disabled_reason is not None:
+        raise SourceDisabled(
+            f"source {spec.id} is disabled: {spec.disabled_reason}",
+            hint="grant its folder or bucket/prefix to the tenant, then enable it again (POST …/enable)",
+        )
 
 
 async def check_source(catalog: Catalog, tenant_id: str, kind: SourceKind, reach: str) -> SourceGrant:

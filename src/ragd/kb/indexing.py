@@ -9,6 +9,7 @@ from dataclasses import replace
 from ragd.errors import NotFound, RagError
 from ragd.ingest.pipeline import IngestOptions, Outcome
 from ragd.kb.context import KbContext
+from ragd.kb.grants import refuse_disabled
 from ragd.kb.limits import storage_check
 from ragd.kb_types import Dataset, FileEntry, FileStatus
 from ragd.sources.base import SourceItem
@@ -86,6 +87,7 @@ async def index_entry(ctx: KbContext, dataset: Dataset, entry: FileEntry, *, for
     source = await ctx.catalog.get_source(entry.source_id)
     if source is None or entry.item_key is None:
         raise NotFound(f"the source of {entry.name!r} was removed")
+    refuse_disabled(source)  # no grant covers it: its items are not read again
     item = SourceItem(key=entry.item_key, fingerprint=entry.content_hash or "", name=entry.name)
     async with ctx.reader_for(source) as reader:
         content = await reader.load(item)

@@ -27,8 +27,8 @@ from dataclasses import replace
 from ragd.errors import NotFound, RagError
 from ragd.kb.context import KbContext
 from ragd.kb.files import remove_file
+from ragd.kb.grants import refuse_disabled
 from ragd.kb.indexing import index_content, index_entry, source_file_id
-from ragd.kb.sources import refuse_disabled
 from ragd.kb_types import Dataset, FileEntry, ItemStage, ItemStatus, Job, JobKind, LedgerEntry, SourceSpec
 from ragd.sources.base import ItemFailure, SourceItem, SourceReader
 from ragd.types import Blob, IngestStatus

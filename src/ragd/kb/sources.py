@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragd.errors import Forbidden, InvalidRequest, NotFound, PrivateAddress, SourceDisabled
+from ragd.errors import Forbidden, InvalidRequest, NotFound, PrivateAddress
 from ragd.kb import audit, grants
 from ragd.kb.access import readable, require_admin, writable
 from ragd.kb.context import KbContext
@@ -189,17 +189,9 @@ def _reach(kind: SourceKind, config: Mapping[str, Any]) -> str:
 async def enqueue_sync(ctx: KbContext, dataset: Dataset, spec: SourceSpec) -> Job:
     """A sync of the source, folded into one already queued (a burst of changes makes one job);
     409 SOURCE_DISABLED for a disabled source."""
-    refuse_disabled(spec)
+    grants.refuse_disabled(spec)
     job = new_job(dataset, JobKind.SYNC, {"source_id": spec.id}, ctx.max_attempts)
     return await ctx.catalog.enqueue(job, dedupe=True)
-
-
-def refuse_disabled(spec: SourceSpec) -> None:
-    if spec.disabled_reason is not None:
-        raise SourceDisabled(
-            f"source {spec.id} is disabled: {spec.disabled_reason}",
-            hint="grant its folder or bucket/prefix to the tenant, then enable it again (POST …/enable)",
-        )
 
 
 async def _source_of(ctx: KbContext, dataset: Dataset, source_id: str) -> SourceSpec:
