@@ -136,7 +136,8 @@ class GrantCreate(_Body):
     target: str = Field(
         min_length=1,
         max_length=2048,
-        description="folder: an absolute path on the server; s3: bucket/prefix (bucket alone: the whole bucket)",
+        description="folder: an absolute path on the server; s3: bucket/prefix (bucket alone: the whole"
+        " bucket)",
     )
     shared: bool = Field(False, description="let it overlap other tenants' grants (both tenants reach it)")
 
