@@ -409,10 +409,16 @@ class ServerSettings(BaseModel):
         " bind address); '*': any, only behind a proxy that checks Host (docs/service.md)",
     )
     header_timeout_s: float = Field(
-        10.0, gt=0, le=3600, description="a request's headers must arrive within this, else the connection closes"
+        10.0,
+        gt=0,
+        le=3600,
+        description="a request's headers must arrive within this, else the connection is closed",
     )
     body_timeout_s: float = Field(
-        30.0, gt=0, le=3600, description="a request body with no new piece for this long is a 408 REQUEST_TIMEOUT"
+        30.0,
+        gt=0,
+        le=3600,
+        description="a request body with no new piece for this long is a 408 REQUEST_TIMEOUT",
     )
     max_incomplete_requests: int = Field(
         100,

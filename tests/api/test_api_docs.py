@@ -13,7 +13,8 @@ from ragd.settings import ServerSettings, Settings
 
 
 def _client(tmp_path: Path, **server: object) -> TestClient:
-    return TestClient(create_app(Settings(data_dir=tmp_path, server=ServerSettings(**server))))  # type: ignore[arg-type]
+    app = create_app(Settings(data_dir=tmp_path, server=ServerSettings(**server)))  # type: ignore[arg-type]
+    return TestClient(app, base_url="http://127.0.0.1")  # without a key: loopback names only
 
 
 @pytest.mark.parametrize("path", ["/docs", "/redoc", "/docs/oauth2-redirect"])

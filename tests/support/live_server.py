@@ -15,6 +15,8 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 
+from ragd.api.slow_clients import server_config
+
 
 class LiveServer:
     def __init__(self, app: FastAPI, *, ready_timeout_s: float = 120.0) -> None:
@@ -24,7 +26,9 @@ class LiveServer:
         self._sock.bind(("127.0.0.1", 0))
         self.port = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, log_config=None, lifespan="on", timeout_graceful_shutdown=5)
+        # as ragd serve runs it: the header deadline and the connection bounds of its settings
+        server = app.state.ragd.settings.server
+        config = server_config(app, server, log_config=None, lifespan="on", timeout_graceful_shutdown=5)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True

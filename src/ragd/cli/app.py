@@ -454,13 +454,15 @@ def _serve_app(api: Any, settings: Settings) -> None:
     """Serve ``api`` (a ragd FastAPI app) until stopped; exit 2 when its services failed to start."""
     import uvicorn
 
+    from ragd.api.slow_clients import server_config
+
     server = settings.server
     if server.api_key is None:
         logging.getLogger("ragd.api").warning("no API key set: the API is open to anyone on this machine")
     shown = _require_port(server.host, server.port)
     if server.ui_enabled and api.state.ragd.settings.server.ui_enabled:
         logging.getLogger("ragd.api").info("web UI: http://%s:%d/ui/", shown, server.port)
-    runner = uvicorn.Server(uvicorn.Config(api, host=server.host, port=server.port, log_config=None))
+    runner = uvicorn.Server(server_config(api, server, log_config=None))  # with slow-client bounds
     state = api.state.ragd
     state.on_fatal = lambda _exc: setattr(runner, "should_exit", True)  # stop serving: nothing can work
     # once the index is open, say where this server listens, for the CLI (ragd.cli.held)
