@@ -37,19 +37,19 @@ def _encodings(key: str) -> set[str]:
 def test_sign_in_sets_a_strict_httponly_cookie_that_is_not_the_key(ui_server: LiveServer) -> None:
     r = httpx.post(f"{ui_server.url}/ui/session", json={"key": SERVICE_KEY}, headers=UI)
     assert r.status_code == 200
+    cookie = r.headers["set-cookie"]
+    # the key is in no cookie and no answer, not even encoded (until issue 30 the cookie was its base64)
+    for spelling in _encodings(SERVICE_KEY):
+        assert spelling not in cookie
+        assert spelling not in r.text
     assert r.json()["service"] is True
     assert r.json()["can_admin"] is True
     assert r.json()["session"]["expires_at"] > time.time()
-    cookie = r.headers["set-cookie"]
     assert cookie.startswith("ragd_session=")
     assert "HttpOnly" in cookie
     assert "SameSite=strict" in cookie
     assert "Path=/" in cookie
     assert f"Max-Age={int(ServerSettings().ui_session_ttl_s)}" in cookie
-    # the key is in no cookie and no answer, not even encoded (until issue 30 the cookie was its base64)
-    for spelling in _encodings(SERVICE_KEY):
-        assert spelling not in cookie
-        assert spelling not in r.text
     assert len(r.cookies["ragd_session"]) >= 40
     bad = httpx.post(f"{ui_server.url}/ui/session", json={"key": "wrong"}, headers=UI)
     assert bad.status_code == 401
