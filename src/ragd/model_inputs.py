@@ -113,6 +113,13 @@ class InputLimits:
     chars: int = MAX_INPUT_CHARS
     total_chars: int = MAX_TOTAL_CHARS
 
+    @property
+    def body_bytes(self) -> int:
+        """The largest JSON body such a request needs: 6 bytes a character (``\\u00e9``: what JSON
+        encoders that escape non-ASCII text write), a few per input, 64 KiB for the rest.  A bigger
+        body is refused before it is read (the body gate): the issue's 15 MB cost a parse to refuse."""
+        return 6 * self.total_chars + 16 * self.inputs + 65_536
+
     def check(self, texts: Sequence[str], what: str = "input") -> None:
         """At least one text, none empty; InputTooLarge past a limit, naming it."""
         if not texts:

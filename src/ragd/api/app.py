@@ -180,6 +180,7 @@ def create_app(
         file_routes={loader.PATH: settings.extract.max_file_bytes},
         keyless=(ui.PREFIX,),
         tenant_key=tenant_key_check(state),
+        json_routes=dict.fromkeys(models.MODEL_ROUTES, models.input_limits(settings.server).body_bytes),
     )
     app.add_middleware(CollapseSlashes)
     app.add_middleware(ui.UiHeaders)

@@ -12,7 +12,9 @@ and parsed first (+580 MB of RSS), then refused.  :class:`BodyGate` wraps the AS
   carries no key but a session cookie: it passes when its session is live, looked up by the
   secret's hash (:class:`ragd.api.auth.UiSessionSlot`, put in the scope by ``SessionKey``);
 * answers 413 ``REQUEST_TOO_LARGE`` when a JSON body declares, or turns out to have,
-  more than ``server.max_json_bytes`` (counted as it streams in; never buffered whole);
+  more than ``server.max_json_bytes`` (counted as it streams in; never buffered whole), or more
+  than its route's own limit (``json_routes``: the model endpoints', from
+  ``server.max_total_chars``);
 * on the routes whose body is a file (``file_routes``: ``PUT /process``), whatever its
   Content-Type, answers 413 ``FILE_TOO_LARGE`` over that route's limit
   (``extract.max_file_bytes``) instead — a ``.json`` upload is a file, not a JSON request;
@@ -61,6 +63,7 @@ class BodyGate:
         settings: ServerSettings,
         file_routes: Mapping[str, int] | None = None,
         keyless: tuple[str, ...] = (),
+        json_routes: Mapping[str, int] | None = None,
         tenant_key: TenantKeyCheck | None = None,
     ) -> None:
         self.app = app
@@ -69,6 +72,7 @@ class BodyGate:
         self._key = settings.api_key.get_secret_value().encode() if settings.api_key else None
         self._limit = settings.max_json_bytes
         self._file_limits = dict(file_routes or {})
+        self._json_limits = dict(json_routes or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -82,7 +86,8 @@ class BodyGate:
         file_limit = self._file_limits.get(path)
         content_type = headers.get(b"content-type", b"").lower()
         json_body = file_limit is None and (b"json" in content_type or not content_type)  # FastAPI's rule
-        limit = file_limit if file_limit is not None else self._limit if json_body else None
+        json_limit = min(self._limit, self._json_limits.get(path, self._limit))
+        limit = file_limit if file_limit is not None else json_limit if json_body else None
         keyless = any(path == p or path.startswith(p + "/") for p in self._keyless)
         if keyless:
             limit, file_limit = KEYLESS_BODY_BYTES, None
@@ -129,6 +134,9 @@ class BodyGate:
             return HTTPException(status_code=413, detail=_file_too_large(file_limit))
         if keyless:  # the UI's sign-in
             error, hint = f"the body is over the {limit:,}-byte limit of a request without a key", None
+        elif limit < self._limit:  # a model endpoint's
+            error = f"the JSON body is over this route's {limit:,}-byte limit"
+            hint = "send fewer characters (the limit follows RAGD_SERVER__MAX_TOTAL_CHARS)"
         else:
             error = f"the JSON body is over the {limit:,}-byte limit"
             hint = "send less, or raise RAGD_SERVER__MAX_JSON_BYTES"

@@ -252,6 +252,7 @@ class OnnxDenseEmbedder:
 
     def _lane(self) -> None:
         """A worker thread: embed the queue's next batch until the queue is closed and drained."""
+        _yield_to_searches()
         while (batch := self._queue.take()) is not None:
             rows_per_call = Counter(call for call, _ in batch)
             try:
@@ -281,6 +282,18 @@ class OnnxDenseEmbedder:
         except RuntimeError as exc:  # the executor was shut down under us
             raise EmbeddingFailed("the dense embedder is closed") from exc
         return await job
+
+
+#: the lanes' niceness (Linux: per thread): bulk work yields the cores to searches' queries and the
+#: event loop when both want them, and takes them all when nothing else does
+LANE_NICE = 10
+
+
+def _yield_to_searches() -> None:
+    """Lower the calling thread's CPU priority to :data:`LANE_NICE` (where the OS has per-thread
+    niceness: Linux; elsewhere a no-op)."""
+    with suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LANE_NICE)
 
 
 def _notify(call: _Call, function: Callable[..., None], *args: object) -> None:

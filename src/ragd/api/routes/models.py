@@ -46,6 +46,7 @@ from ragd.kb_types import Principal
 from ragd.model_inputs import InputLimits
 from ragd.observe.metrics import Metrics
 from ragd.rerank.serving import ServedRerankers, rank
+from ragd.settings import ServerSettings
 
 router = APIRouter(dependencies=[Depends(principal)], tags=["models"])
 #: ``GET /v1/models/{id}`` alone, where ragd serves no models of its own (``ragd proxy``)
@@ -67,9 +68,12 @@ def served_rerankers(svc: Services) -> ServedRerankers:
     return ServedRerankers(svc.rerankers, models)
 
 
-def input_limits(svc: Services) -> InputLimits:
-    server = svc.settings.server
+def input_limits(server: ServerSettings) -> InputLimits:
     return InputLimits(server.max_embed_inputs, server.max_input_chars, server.max_total_chars)
+
+
+#: the routes whose JSON bodies :attr:`~ragd.model_inputs.InputLimits.body_bytes` bounds (the body gate)
+MODEL_ROUTES = ("/v1/embeddings", "/embed", "/v1/rerank")
 
 
 def work_key_of(caller: Principal) -> str:
@@ -86,7 +90,8 @@ async def embeddings(body: EmbeddingsBody, caller: Caller, svc: Svc, m: Met) -> 
     texts = body.texts()
     with working_for(work_key_of(caller)):
         kind = InputType.parse(body.input_type)
-        embedded = await served.embed(model, texts, kind, limits=input_limits(svc), turns=svc.model_turns)
+        limits = input_limits(svc.settings.server)
+        embedded = await served.embed(model, texts, kind, limits=limits, turns=svc.model_turns)
     m.model_inputs.labels("embeddings").inc(len(texts))
     name = body.model or model.embedder.spec.model
     return JSONResponse(embeddings_response(embedded, name, body.encoding_format))
@@ -102,7 +107,8 @@ async def tei_embed(body: TeiEmbedBody, caller: Caller, svc: Svc, m: Met) -> JSO
     texts = body.texts()
     with working_for(work_key_of(caller)):
         kind = InputType.parse(body.prompt_name)
-        embedded = await served.embed(model, texts, kind, limits=input_limits(svc), turns=svc.model_turns)
+        limits = input_limits(svc.settings.server)
+        embedded = await served.embed(model, texts, kind, limits=limits, turns=svc.model_turns)
     m.model_inputs.labels("embed").inc(len(texts))
     return JSONResponse([vector.tolist() for vector in embedded.vectors])
 
@@ -113,7 +119,7 @@ async def rerank(body: RerankBody, caller: Caller, svc: Svc, m: Met) -> JSONResp
     name, reranker = served_rerankers(svc).resolve(body.model)
     documents = body.document_texts()
     with working_for(work_key_of(caller)):
-        limits = input_limits(svc)
+        limits = input_limits(svc.settings.server)
         ranked = await rank(reranker, body.query, documents, limits=limits, turn=svc.model_turns.turn)
     m.model_inputs.labels("rerank").inc(len(documents))
     with_text = body.return_documents or body.return_text
