@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from ragd.catalog.base import Catalog
 from ragd.errors import Forbidden, InvalidRequest, NotFound, QuotaExceeded, RateLimited
 from ragd.kb import audit
+from ragd.kb.context import KbContext
 from ragd.kb.limits_book import LimitsBook
 from ragd.kb_types import (
     LIMIT_NAMES,
-    AuditOutcome,
     Principal,
     RateSurface,
     TenantLimits,
@@ -73,9 +73,10 @@ async def _reader_of(catalog: Catalog, principal: Principal, tenant_id: str) -> 
     await _known_tenant(catalog, tenant_id)
 
 
-async def get_limits(catalog: Catalog, book: LimitsBook, principal: Principal, tenant_id: str) -> LimitsView:
-    await _reader_of(catalog, principal, tenant_id)
-    overrides = await catalog.get_tenant_limits(tenant_id)
+async def get_limits(ctx: KbContext, principal: Principal, tenant_id: str) -> LimitsView:
+    await _reader_of(ctx.catalog, principal, tenant_id)
+    overrides = await ctx.catalog.get_tenant_limits(tenant_id)
+    book = ctx.limits
     return LimitsView(tenant_id, book.effective(overrides), overrides, book.defaults)
 
 
@@ -94,47 +95,27 @@ def parse_overrides(values: Mapping[str, object]) -> dict[str, int]:
     return out
 
 
+@audit.audited("limits.update", "tenant", "tenant_id")
 async def set_limits(
-    catalog: Catalog, book: LimitsBook, principal: Principal, tenant_id: str, values: Mapping[str, object]
+    ctx: KbContext, principal: Principal, tenant_id: str, values: Mapping[str, object]
 ) -> LimitsView:
-    """Replace the tenant's overrides (service key only); recorded as ``limits.update``."""
-    try:
-        if not principal.is_service:
-            raise Forbidden("only the service key sets a tenant's limits")
-        overrides = parse_overrides(values)
-        before = await catalog.get_tenant_limits(tenant_id)
-        stored = await catalog.set_tenant_limits(tenant_id, overrides)
-    except (Forbidden, InvalidRequest) as exc:
-        outcome = AuditOutcome.DENIED if isinstance(exc, Forbidden) else AuditOutcome.FAILED
-        await audit.record(
-            catalog,
-            principal,
-            "limits.update",
-            outcome=outcome,
-            tenant_id=tenant_id if principal.is_service else principal.tenant_id,
-            target_kind="tenant",
-            target_id=tenant_id,
-            detail={"code": exc.code},
-        )
-        raise
-    book.forget(tenant_id)
-    await audit.record(
-        catalog,
-        principal,
-        "limits.update",
-        tenant_id=tenant_id,
-        target_kind="tenant",
-        target_id=tenant_id,
-        detail={"before": before, "after": stored},
-    )
-    return LimitsView(tenant_id, book.effective(stored), stored, book.defaults)
+    """Replace the tenant's overrides (service key only); recorded as ``limits.update`` with the
+    overrides before and after."""
+    if principal.is_service:
+        audit.note(tenant_id=tenant_id)
+    else:
+        raise Forbidden("only the service key sets a tenant's limits")
+    overrides = parse_overrides(values)
+    before = await ctx.catalog.get_tenant_limits(tenant_id)
+    stored = await ctx.catalog.set_tenant_limits(tenant_id, overrides)
+    ctx.limits.forget(tenant_id)
+    audit.note(before=before, after=stored)
+    return LimitsView(tenant_id, ctx.limits.effective(stored), stored, ctx.limits.defaults)
 
 
-async def get_usage(
-    catalog: Catalog, book: LimitsBook, principal: Principal, tenant_id: str
-) -> tuple[TenantUsage, LimitsView]:
-    view = await get_limits(catalog, book, principal, tenant_id)
-    used = (await catalog.tenant_usage(tenant_id)).get(tenant_id, TenantUsage())
+async def get_usage(ctx: KbContext, principal: Principal, tenant_id: str) -> tuple[TenantUsage, LimitsView]:
+    view = await get_limits(ctx, principal, tenant_id)
+    used = (await ctx.catalog.tenant_usage(tenant_id)).get(tenant_id, TenantUsage())
     return used, view
 
 

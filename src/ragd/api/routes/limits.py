@@ -65,19 +65,16 @@ def usage_out(used: TenantUsage, view: kb_limits.LimitsView) -> dict[str, Any]:
 
 @router.get("/{tenant_id}/limits")
 async def get_limits(tenant_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
-    kb = svc.knowledge()
-    return limits_out(await kb_limits.get_limits(kb.catalog, kb.limits, caller, tenant_id))
+    return limits_out(await kb_limits.get_limits(svc.knowledge(), caller, tenant_id))
 
 
 @router.put("/{tenant_id}/limits")
 async def put_limits(tenant_id: str, body: LimitsUpdate, caller: Caller, svc: Svc) -> dict[str, Any]:
-    kb = svc.knowledge()
     values = body.model_dump()
-    return limits_out(await kb_limits.set_limits(kb.catalog, kb.limits, caller, tenant_id, values))
+    return limits_out(await kb_limits.set_limits(svc.knowledge(), caller, tenant_id, values))
 
 
 @router.get("/{tenant_id}/usage")
 async def get_usage(tenant_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
-    kb = svc.knowledge()
-    used, view = await kb_limits.get_usage(kb.catalog, kb.limits, caller, tenant_id)
+    used, view = await kb_limits.get_usage(svc.knowledge(), caller, tenant_id)
     return usage_out(used, view)
