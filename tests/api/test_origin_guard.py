@@ -251,3 +251,25 @@ def test_a_cross_site_sign_in_is_refused(keyed_live: LiveServer) -> None:
     r = httpx.post(f"{keyed_live.url}/ui/session", json={"key": KEY}, headers={"Origin": ATTACKER})
     assert r.status_code == 403, r.text
     assert "set-cookie" not in r.headers
+
+
+def test_mcp_answers_a_listed_host_too(tmp_path: Path, model_cache: Path) -> None:
+    """The MCP SDK's own rebinding check takes the same list (it answered 421 to a listed name)."""
+    app = create_app(_keyless(tmp_path, model_cache, allowed_hosts="rag.internal"))
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-03-26",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    with TestClient(app, base_url="http://rag.internal:8000") as client:
+        r = client.post("/mcp", json=hello, headers=accept)
+        assert r.status_code == 200, r.text
+        assert r.json()["result"]["serverInfo"]
+        foreign = client.post("/mcp", json=hello, headers={**accept, "Host": "attacker.example"})
+        assert foreign.status_code == 403

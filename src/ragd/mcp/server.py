@@ -154,9 +154,10 @@ async def serve_stdio(open_services: Callable[[], AbstractAsyncContextManager[Se
 class HttpMcp:
     """The server on streamable HTTP, for a route that has resolved the caller first.
 
-    Stateless with JSON responses.  ``loopback_only`` (an open service, no API key): Host and
-    Origin must be loopback (or an allowed CORS origin), against DNS rebinding; with a key the
-    key is the guard."""
+    Stateless with JSON responses.  ``loopback_only`` (an open service, no API key): Host must be
+    loopback or one of ``hosts``, Origin loopback or one of ``origins``, against DNS rebinding
+    (behind :mod:`ragd.api.origin_guard`, which checks both for the whole app first); with a key
+    the key is the guard."""
 
     def __init__(
         self,
@@ -164,12 +165,14 @@ class HttpMcp:
         *,
         loopback_only: bool,
         origins: Sequence[str] = (),
+        hosts: Sequence[str] = (),
         max_body_bytes: int,
     ) -> None:
         self._server = build_server(services, http_principal)
+        names = ["127.0.0.1", "localhost", "[::1]", *hosts]  # hosts: server.allowed_hosts
         self._security = TransportSecuritySettings(
             enable_dns_rebinding_protection=loopback_only,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"],
+            allowed_hosts=[spelled for name in names for spelled in (name, f"{name}:*")],
             allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*", *origins],
         )
         self._max_body_bytes = max_body_bytes

@@ -26,8 +26,9 @@ def mcp_endpoint(state: AppState) -> HttpMcp:
     server = state.settings.server
     return HttpMcp(
         state.ready_services,
-        loopback_only=server.api_key is None,
+        loopback_only=server.api_key is None and "*" not in server.allowed_hosts,
         origins=server.cors_origins,
+        hosts=server.allowed_hosts,  # what ragd.api.origin_guard lets through too
         max_body_bytes=server.max_json_bytes,
     )
 
