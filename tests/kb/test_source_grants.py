@@ -180,6 +180,8 @@ async def test_a_grant_names_a_clean_target_inside_the_outer_bounds(
         await world.grant("north", kind, target, folder_roots=[world.root], allowed_buckets=[BUCKET])
     assert type(caught.value) is error
     assert await world.catalog.list_grants() == []
+    outcome = "denied" if error is Forbidden else "failed"
+    assert [(a, o) for a, o, _ in await world.actions()] == [("grant.create", outcome)]
 
 
 async def test_grants_of_two_tenants_overlap_only_when_the_later_says_shared(world: World) -> None:

@@ -69,26 +69,22 @@ async def create_grant(
     and ``shared`` is not set.  Disabled sources of the tenant it covers are enabled again."""
     await _service_only(catalog, principal, "grant.create", tenant_id)
     await _tenant(catalog, principal, tenant_id)
-    clean = grant_target(kind, target, folder_roots=folder_roots, allowed_buckets=allowed_buckets)
-    if not shared:
-        for other in await catalog.list_grants():
-            if other.tenant_id != tenant_id and other.kind is kind and overlaps(kind, other.target, clean):
-                refused = {"kind": kind.value, "target": clean, "overlaps": other.id}
-                await audit.record(
-                    catalog,
-                    principal,
-                    "grant.create",
-                    outcome=AuditOutcome.FAILED,
-                    tenant_id=tenant_id,
-                    target_kind="grant",
-                    detail=refused,
-                    client=client,
-                )
-                raise GrantOverlap(
-                    f"{clean[:200]!r} overlaps grant {other.id} ({other.target[:200]!r}) of tenant "
-                    f"{other.tenant_id}",
-                    hint="grant it with shared: true if both tenants may reach it",
-                )
+    try:
+        clean = grant_target(kind, target, folder_roots=folder_roots, allowed_buckets=allowed_buckets)
+        if not shared:
+            await _refuse_overlap(catalog, tenant_id, kind, clean)
+    except RagError as exc:
+        await audit.record(
+            catalog,
+            principal,
+            "grant.create",
+            outcome=audit.outcome_of(exc),
+            tenant_id=tenant_id,
+            target_kind="grant",
+            detail={"kind": kind.value, "target": target[:500], "code": exc.code, "error": str(exc)[:500]},
+            client=client,
+        )
+        raise
     grant = SourceGrant(
         id=uuid.uuid4().hex,
         tenant_id=tenant_id,
@@ -111,6 +107,17 @@ async def create_grant(
     )
     await sweep(catalog, principal, tenant_id, client=client)
     return grant
+
+
+async def _refuse_overlap(catalog: Catalog, tenant_id: str, kind: SourceKind, target: str) -> None:
+    """GRANT_OVERLAP when a live grant of another tenant overlaps ``target``."""
+    for other in await catalog.list_grants():
+        if other.tenant_id != tenant_id and other.kind is kind and overlaps(kind, other.target, target):
+            raise GrantOverlap(
+                f"{target[:200]!r} overlaps grant {other.id} ({other.target[:200]!r}) of tenant "
+                f"{other.tenant_id}",
+                hint="grant it with shared: true if both tenants may reach it",
+            )
 
 
 async def list_grants(
