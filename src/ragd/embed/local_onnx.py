@@ -5,13 +5,16 @@ Inference runs off the event loop (onnxruntime releases the GIL), so it keeps se
 
 - a query runs on its own thread, on a session that uses every thread and spins (latency), so it
   never waits behind an ingest;
-- documents go through one :class:`~ragd.embed.length_queue.LengthQueue` shared by every caller,
+- documents (and a model endpoint's batches of queries) go through one
+  :class:`~ragd.embed.length_queue.LengthQueue` shared by every caller,
   served by *lanes*: worker threads that each take the next batch of alike lengths and run it on
   ``threads / lanes`` intra-op threads.  Concurrent calls (the files of a folder ingest) share
   batches, so padding stays ~1% and no lane idles at the end of one call while another's texts
   wait.  One single-threaded lane per core measured ~20% more chunks/s than one batch on all
   cores, and loses only its share when chunking, BM25 or a store write takes a core, where
-  intra-op threads all wait at the next barrier for the one descheduled.
+  intra-op threads all wait at the next barrier for the one descheduled.  The lanes and the
+  documents' tokenizer thread run at niceness :data:`LANE_NICE` (Linux): with nothing else to do
+  they take every core, and a search's query (its own thread, normal priority) preempts them.
 
 Concurrent queries share model calls (:mod:`ragd.embed.query_batcher`): one that finds the model
 idle runs at once; those that arrive meanwhile go together in the next batch.  Recent queries'
@@ -87,7 +90,9 @@ class OnnxDenseEmbedder:
         self._tokenizer = tokenizer
         self._encoder = encoder
         self._batch_size = batch_size
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragd-tokenize")
+        self._executor = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="ragd-tokenize", initializer=_yield_to_searches
+        )
         self._query_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragd-query")
         self._query_turn = threading.Lock()
         self._query_cache = QueryCache(query_cache)
@@ -284,16 +289,17 @@ class OnnxDenseEmbedder:
         return await job
 
 
-#: the lanes' niceness (Linux: per thread): bulk work yields the cores to searches' queries and the
-#: event loop when both want them, and takes them all when nothing else does
+#: how much nicer than the process the lanes are (Linux: per thread): bulk work yields the cores to
+#: searches' queries and the event loop when both want them, and takes them all when nothing else does
 LANE_NICE = 10
 
 
 def _yield_to_searches() -> None:
-    """Lower the calling thread's CPU priority to :data:`LANE_NICE` (where the OS has per-thread
-    niceness: Linux; elsewhere a no-op)."""
+    """Make the calling thread :data:`LANE_NICE` nicer than it is, at most 19 (where the OS has
+    per-thread niceness: Linux; elsewhere a no-op)."""
     with suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LANE_NICE)
+        thread = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + LANE_NICE))
 
 
 def _notify(call: _Call, function: Callable[..., None], *args: object) -> None:
