@@ -32,12 +32,12 @@ class AuditWatch:
             return
         peer = scope.get("client")
         client = str(peer[0]) if peer else None
-        status = 0
 
         async def watched(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
+            if message["type"] == "http.response.start" and message["status"] == 401 and client is not None:
+                failures = self._bursts.failed(client)
+                if failures is not None:  # recorded before the 401 that makes the burst is sent
+                    await self._record(client, failures)
             await send(message)
 
         token = audit.CLIENT.set(client)
@@ -45,10 +45,6 @@ class AuditWatch:
             await self.app(scope, receive, watched)
         finally:
             audit.CLIENT.reset(token)
-        if status == 401 and client is not None:
-            failures = self._bursts.failed(client)
-            if failures is not None:
-                await self._record(client, failures)
 
     async def _record(self, client: str, failures: int) -> None:
         try:
