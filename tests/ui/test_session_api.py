@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from pydantic import SecretStr
 
 from ragd.api.app import create_app
 from ragd.settings import EmbeddingSettings, ServerSettings, Settings
@@ -258,3 +259,25 @@ def test_a_session_expires_after_its_ttl(tmp_path: Path, model_cache: Path) -> N
         time.sleep(max(0.0, ends - time.time()) + 0.5)
         assert _me(live.url, cookie).status_code == 401
         assert httpx.get(f"{live.url}/api/v1/datasets", headers=UI, cookies=cookie).status_code == 401
+
+
+@pytest.mark.slow
+def test_rotating_the_service_key_signs_every_browser_out(tmp_path: Path, model_cache: Path) -> None:
+    first = kb_settings(tmp_path / "data", model_cache, None)
+    with LiveServer(create_app(first)) as live:
+        live.wait_ready()
+        service = Api(live.url, SERVICE_KEY)
+        _, keys = new_tenant(service, "rotated-co", "admin")
+        tenant_key = keys["admin"].key
+        cookies = [_cookie_of(live.url, SERVICE_KEY), _cookie_of(live.url, tenant_key)]
+        assert [_me(live.url, c).status_code for c in cookies] == [200, 200]
+        service.close()
+        keys["admin"].close()
+    new_key = SecretStr("rotated-" + "r" * 40)
+    rotated = first.model_copy(update={"server": first.server.model_copy(update={"api_key": new_key})})
+    with LiveServer(create_app(rotated)) as live:
+        live.wait_ready()
+        assert [_me(live.url, c).status_code for c in cookies] == [401, 401]
+        by_key = httpx.get(f"{live.url}/api/v1/datasets", headers={"Authorization": f"Bearer {tenant_key}"})
+        assert by_key.status_code == 200  # the tenant key itself still works
+        assert _me(live.url, _cookie_of(live.url, tenant_key)).status_code == 200  # and signs in again

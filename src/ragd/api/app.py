@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ragd import __version__
 from ragd.api import errors
 from ragd.api.audit_watch import AuditWatch
-from ragd.api.auth import session_lookup, tenant_key_check
+from ragd.api.auth import tenant_key_check
 from ragd.api.gate import BodyGate
 from ragd.api.origin_guard import OriginGuard
 from ragd.api.routes import (
@@ -48,6 +48,7 @@ from ragd.api.routes import (
     ui,
 )
 from ragd.api.routes.mcp_http import mcp_endpoint, mcp_route
+from ragd.api.session_cookie import session_lookup
 from ragd.api.slow_clients import BodyDeadline
 from ragd.api.state import AppState, ServicesFactory
 from ragd.bootstrap import chat_enabled, serve_services

@@ -11,25 +11,25 @@ with ``WWW-Authenticate: Bearer``; keys are compared in constant time as bytes,
 so a non-ASCII token is a 401, not a 500.  With no key configured the service
 is open (``ragd serve`` refuses that on a non-loopback address).
 
-A web UI request carries no key at all: :class:`ragd.api.routes.ui.SessionKey` puts a
-:class:`UiSessionSlot` for its session cookie in the ASGI scope (:data:`SESSION_SCOPE`), and
-:func:`principal`, :func:`require_key` and the body gate (:mod:`ragd.api.gate`) take the request
-for the session's key when there is no ``Authorization`` header and the session is live.  The
-session is looked up once per request, by its hash, before any body is read.
+A web UI request carries no key at all: :class:`ragd.api.routes.ui.SessionKey` puts a slot for
+its session cookie in the ASGI scope (:mod:`ragd.api.session_cookie`), and :func:`principal`,
+:func:`require_key` and the body gate (:mod:`ragd.api.gate`) take the request for the session's
+key when there is no ``Authorization`` header and the session is live.  The session is looked up
+once per request, by its hash, before any body is read.
 """
 
 from __future__ import annotations
 
 import hmac
-import re
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from ragd.errors import CatalogUnavailable, ConfigurationError, NotReady
-from ragd.kb_types import ADMIN_ROLE, Principal, UiSession
+from ragd.api.session_cookie import session_of
+from ragd.errors import ConfigurationError, NotReady
+from ragd.kb_types import ADMIN_ROLE, Principal
 
 if TYPE_CHECKING:
     from ragd.api.state import AppState
@@ -99,58 +99,6 @@ def tenant_key_check(state: AppState) -> Callable[[str], Awaitable[bool]]:
         except ConfigurationError:  # no knowledge-base catalog here: no tenant keys either
             return False
         return await catalog.resolve_key(secret) is not None
-
-    return live
-
-
-#: the scope key of a UI request's :class:`UiSessionSlot` (set only by ``SessionKey``, outermost)
-SESSION_SCOPE = "ragd.ui_session"
-#: a session cookie's secret as ragd makes them (``secrets.token_urlsafe(32)``); anything else is
-#: never looked up
-_SESSION_SECRET = re.compile(r"[A-Za-z0-9_-]{32,128}")
-SessionLookup = Callable[[str], Awaitable[UiSession | None]]
-
-
-class UiSessionSlot:
-    """The session a UI request's cookie names, looked up the first time anyone asks."""
-
-    __slots__ = ("_found", "_looked", "_lookup", "_secret")
-
-    def __init__(self, secret: str, lookup: SessionLookup) -> None:
-        self._secret = secret
-        self._lookup = lookup
-        self._looked = False
-        self._found: UiSession | None = None
-
-    async def session(self) -> UiSession | None:
-        if not self._looked:
-            if _SESSION_SECRET.fullmatch(self._secret):
-                self._found = await self._lookup(self._secret)
-            self._looked = True
-        return self._found
-
-
-async def session_of(scope: Mapping[str, Any]) -> UiSession | None:
-    """The live UI session a request came with (None: none, or not live)."""
-    slot = scope.get(SESSION_SCOPE)
-    return await slot.session() if isinstance(slot, UiSessionSlot) else None
-
-
-def session_lookup(state: AppState) -> SessionLookup:
-    """For :class:`ragd.api.routes.ui.SessionKey`: the live session of a cookie's secret.  503
-    ``NOT_READY`` while ragd starts, or when the catalog cannot be reached (raised inside the
-    route or the body gate, so the app renders it); None in a process with no catalog."""
-
-    async def live(secret: str) -> UiSession | None:
-        try:
-            catalog = state.ready_services().knowledge().catalog
-            found: UiSession | None = await catalog.resolve_ui_session(secret)
-        except (NotReady, CatalogUnavailable) as exc:
-            detail = {"status": False, "error": exc.message, "code": exc.code}
-            raise HTTPException(status_code=503, detail=detail, headers={"Retry-After": "5"}) from exc
-        except ConfigurationError:  # no knowledge-base catalog here: no sessions either
-            return None
-        return found
 
     return live
 

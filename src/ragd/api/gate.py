@@ -10,7 +10,7 @@ and parsed first (+580 MB of RSS), then refused.  :class:`BodyGate` wraps the AS
   hash in the catalog (``tenant_key``, one indexed lookup), not by its ``rgd_`` shape: a made-up
   ``rgd_…`` token with 16 MiB of JSON cost +418 MB before it was refused.  A web UI request
   carries no key but a session cookie: it passes when its session is live, looked up by the
-  secret's hash (:class:`ragd.api.auth.UiSessionSlot`, put in the scope by ``SessionKey``);
+  secret's hash (:mod:`ragd.api.session_cookie`, put in the scope by ``SessionKey``);
 * answers 413 ``REQUEST_TOO_LARGE`` when a JSON body declares, or turns out to have,
   more than ``server.max_json_bytes`` (counted as it streams in; never buffered whole), or more
   than its route's own limit (``json_routes``: the model endpoints', from
@@ -43,9 +43,10 @@ from fastapi import HTTPException
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ragd.api.auth import TENANT_KEY_PREFIX, session_of
+from ragd.api.auth import TENANT_KEY_PREFIX
 from ragd.api.errors import COMPAT_PREFIX, OPENAI_PREFIX
 from ragd.api.openai_wire import error_body as openai_error_body
+from ragd.api.session_cookie import session_of
 from ragd.api.text_check import JsonTextCheck, nul_in_url
 from ragd.errors import InvalidRequest, InvalidText
 from ragd.settings import ServerSettings

@@ -16,9 +16,11 @@ proves who it is differs: the key never leaves the sign-in request; a server-sid
 
 :class:`SessionKey` hands the cookie of requests that also carry ``X-Ragd-UI: 1`` (a header no
 other site can make a browser send without CORS consent) and no ``Authorization`` to
-:class:`ragd.api.auth.UiSessionSlot`: the body gate and the routes' key and role checks
-(:func:`ragd.api.auth.principal`) take the request for the live session's key, exactly as if
-that key had been sent.
+:mod:`ragd.api.session_cookie` (the cookie is the session's secret, sealed with a MAC under the
+service key, so rotating that key signs every browser out): the body gate and the routes' key
+and role checks (:func:`ragd.api.auth.principal`) take the request for the live session's key,
+exactly as if that key had been sent.
+
 :class:`UiHeaders` sets the security headers of the UI's responses: a CSP with no inline script
 and Trusted Types, no framing, no sniffing.
 """
@@ -37,8 +39,9 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragd import __version__
-from ragd.api.auth import SESSION_SCOPE, Caller, SessionLookup, UiSessionSlot, principal, session_of
+from ragd.api.auth import Caller, principal
 from ragd.api.deps import services
+from ragd.api.session_cookie import SESSION_SCOPE, SessionLookup, UiSessionSlot, seal, session_of
 from ragd.bootstrap import Services
 from ragd.kb import ui_sessions as kb_sessions
 from ragd.kb.tenants import list_tenants
@@ -116,7 +119,7 @@ async def sign_in(body: SignIn, request: Request, response: Response, svc: Svc) 
     https = request.url.scheme == "https"
     response.set_cookie(
         SECURE_COOKIE if https else COOKIE,
-        secret,
+        seal(secret, server.api_key),
         max_age=int(server.ui_session_ttl_s),
         httponly=True,
         samesite="strict",
