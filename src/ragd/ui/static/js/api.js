@@ -1,8 +1,9 @@
 // The UI's only way to the server: ragd's public API, with the session cookie.
 //
-// The key lives in an HttpOnly cookie that no script can read; requests carry `X-Ragd-UI: 1`,
-// which tells the server to use that cookie as the bearer key (and which no other site can make
-// the browser send). A 401 means the key is missing, wrong or revoked: back to sign-in.
+// The sign-in's server-side session lives in an HttpOnly cookie that no script can read (it holds
+// the session's random secret, never the key); requests carry `X-Ragd-UI: 1`, which tells the
+// server to act for that session's key (and which no other site can make the browser send). A 401
+// means the session ended (signed out, revoked, expired, or its key revoked): back to sign-in.
 
 export class ApiError extends Error {
   constructor(status, code, message, hint, body) {
