@@ -5,11 +5,12 @@ no Audit entry in the navigation."""
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
 from tests.kb.conftest import SERVICE_KEY, Api, new_tenant
 from tests.support.live_server import LiveServer
-from tests.ui.conftest import PHONE, sign_in
+from tests.ui.conftest import PHONE, shot, sign_in
 
 
 def audit_rows(page: Any) -> Any:
@@ -17,7 +18,7 @@ def audit_rows(page: Any) -> Any:
 
 
 def test_the_screen_lists_a_record_an_action_created_and_filters(
-    page: Any, ui_server: LiveServer, service_api: Api
+    page: Any, ui_server: LiveServer, service_api: Api, tmp_path: Path
 ) -> None:
     tenant_id, keys = new_tenant(service_api, f"audit-ui-{uuid.uuid4().hex[:6]}", "admin")
     name = f"ledger-{uuid.uuid4().hex[:6]}"
@@ -29,6 +30,7 @@ def test_the_screen_lists_a_record_an_action_created_and_filters(
     row.wait_for()
     assert "dataset.create" in row.inner_text()
     assert "ok" in row.inner_text()
+    shot(page, "audit", tmp_path)
 
     page.get_by_label("Action").fill("key")
     page.get_by_label("Tenant id").fill(tenant_id)

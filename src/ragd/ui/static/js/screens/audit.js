@@ -148,7 +148,7 @@ export async function render(main, ctx) {
       { class: "form-line" },
       field("Action", action, "an action, or its first word: dataset"),
       field("Who", actor, "a key id, service or anonymous"),
-      field("Since", since),
+      field("Since", since, "your local time"),
       tenant ? field("Tenant id", tenant) : null,
       h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Apply filters")),
     ),
@@ -157,12 +157,18 @@ export async function render(main, ctx) {
   );
 
   const lead = session.service
-    ? "Every administrative action of every tenant, and bursts of failed sign-ins. Records cannot be changed or deleted; export them as JSON lines with GET /api/v1/audit/export or `ragd audit --jsonl`."
-    : "Every administrative action in your tenant. Records cannot be changed or deleted.";
+    ? [
+        "Every administrative action of every tenant, and bursts of failed sign-ins. Records cannot be changed or deleted; export them as JSON lines with ",
+        h("code", {}, "GET /api/v1/audit/export"),
+        " or ",
+        h("code", {}, "ragd audit --jsonl"),
+        ".",
+      ]
+    : ["Every administrative action in your tenant. Records cannot be changed or deleted."];
   replace(
     main,
     h("h1", {}, "Audit trail"),
-    h("p", { class: "muted admin-lead" }, lead),
+    h("p", { class: "muted admin-lead" }, ...lead),
     form,
     status,
     h("div", { class: "table-scroll" }, table),
