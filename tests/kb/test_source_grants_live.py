@@ -15,7 +15,8 @@ import pytest
 
 from ragd.api.app import create_app
 from ragd.catalog.sql import open_catalog
-from ragd.kb_types import Dataset, SourceKind, SourceSpec
+from ragd.kb import grants as kb_grants
+from ragd.kb_types import ADMIN_ROLE, Dataset, Principal, SourceKind, SourceSpec
 from ragd.settings import CatalogSettings, Settings
 from tests.kb.conftest import SERVICE_KEY, Api, kb_settings, new_tenant
 from tests.support.live_server import LiveServer
@@ -24,6 +25,8 @@ from tests.support.s3_server import S3Server, s3_server
 __all__ = ["s3_server"]
 
 pytestmark = pytest.mark.slow
+
+SERVICE = Principal(tenant_id=None, role=ADMIN_ROLE)
 
 
 @dataclass
@@ -85,6 +88,11 @@ def _add(tenant: Tenant, kind: str, config: dict[str, Any]) -> Any:
     return tenant.admin.post(
         f"/api/v1/datasets/{tenant.dataset}/sources", json={"kind": kind, "config": config}
     )
+
+
+def _grant_raw(service: Api, tenant_id: str, folder: str) -> Any:
+    body = {"kind": "folder", "target": folder}
+    return service.ok("POST", f"/api/v1/tenants/{tenant_id}/grants", 201, json=body)
 
 
 def _grant(w: World, tenant: Tenant, kind: str, target: str, status: int = 201, **extra: Any) -> Any:
@@ -173,6 +181,7 @@ def test_5_revoking_disables_the_source_and_its_syncs_until_granted_again(world:
     assert listed[source_id]["disabled"] is True
     assert "no live grant" in listed[source_id]["disabled_reason"]
     assert listed[north.sources["s3"]]["disabled"] is False
+    assert not [h for h in north.admin.search(north.marker) if north.marker in h["content"]], "out of search"
     sync = north.admin.post(f"{sources}/{source_id}/sync")
     assert sync.status_code == 409, sync.text
     assert _code(sync) == "SOURCE_DISABLED"
@@ -188,6 +197,7 @@ def test_5_revoking_disables_the_source_and_its_syncs_until_granted_again(world:
     _grant(w, north, "folder", str(north.folder))
     again = {s["id"]: s for s in north.admin.ok("GET", sources)["sources"]}[source_id]
     assert (again["disabled"], again["disabled_reason"]) == (False, None)
+    assert any(north.marker in h["content"] for h in north.admin.search(north.marker)), "back in search"
     job = north.admin.ok("POST", f"{sources}/{source_id}/sync", 202)["job"]
     assert north.admin.wait_job(job["id"])["status"] in ("succeeded", "partial")
 
@@ -231,3 +241,52 @@ def test_start_up_disables_a_source_an_upgrade_left_without_a_grant(
             assert [(s["id"], s["disabled"]) for s in listed] == [("old", False)]
         finally:
             service.close()
+
+
+def test_a_source_revoked_from_the_cli_leaves_search_at_the_next_start(
+    tmp_path: Path, model_cache: Path, s3_server: S3Server
+) -> None:
+    """`ragd grants revoke` works on the catalog alone (no store): the next `ragd serve` takes the
+    source's files out of search; `POST …/enable` once granted again puts them back."""
+    marker = f"zqcli{uuid.uuid4().hex[:6]}"
+    folder = tmp_path / "shares" / "cli"
+    folder.mkdir(parents=True)
+    (folder / "memo.md").write_text(f"# Memo\nThe {marker} ledger is private.\n")
+    settings = _settings(tmp_path, model_cache, s3_server, s3_server.bucket())
+
+    def found(api: Api) -> bool:
+        return any(marker in h["content"] for h in api.search(marker))
+
+    with LiveServer(create_app(settings)) as live:
+        live.wait_ready()
+        service = Api(live.url, SERVICE_KEY)
+        tenant_id, keys = new_tenant(service, "cli", "admin")
+        admin = keys["admin"]
+        grant = _grant_raw(service, tenant_id, str(folder))
+        ds = admin.ok("POST", "/api/v1/datasets", 201, json={"name": "docs"})["id"]
+        source = {"kind": "folder", "config": {"path": str(folder)}}
+        added = admin.ok("POST", f"/api/v1/datasets/{ds}/sources", 202, json=source)
+        assert admin.wait_job(added["job"]["id"])["status"] == "succeeded"
+        assert found(admin)
+        for api in (admin, service):
+            api.close()
+
+    async def revoke_on_the_catalog() -> list[SourceSpec]:  # what `ragd grants revoke` does
+        catalog = await open_catalog(settings.catalog_url)
+        try:
+            _, disabled = await kb_grants.revoke_grant(catalog, SERVICE, tenant_id, grant["id"])
+            return disabled
+        finally:
+            await catalog.aclose()
+
+    assert [s.id for s in asyncio.run(revoke_on_the_catalog())] == [added["source"]["id"]]
+    with LiveServer(create_app(settings)) as live:
+        live.wait_ready()
+        service, admin = Api(live.url, SERVICE_KEY), Api(live.url, admin.key)
+        try:
+            assert not found(admin), "the next start took the disabled source's files out of search"
+            _grant_raw(service, tenant_id, str(folder))
+            assert found(admin), "a new grant enabled the source and put them back"
+        finally:
+            for api in (admin, service):
+                api.close()

@@ -21,6 +21,7 @@ from ragd.ingest.pipeline import Ingestor
 from ragd.kb.context import KbContext
 from ragd.kb.grants import sweep_at_start
 from ragd.kb.limits_book import LimitsBook
+from ragd.kb.sources import search_visibility
 from ragd.kb.watcher import FolderWatcher
 from ragd.kb.worker import Worker
 from ragd.kb_types import ChunkingSpec, SourceKind, SourceSpec, TenantLimits
@@ -187,7 +188,7 @@ async def open_knowledge(
             limits=LimitsBook(defaults=TenantLimits(**settings.limits.model_dump())),
         )
         if background:  # a server: what no grant covers is disabled before anything watches it
-            await sweep_at_start(catalog)
+            await sweep_at_start(catalog, search_visibility(ctx))
         if not (background and settings.worker.enabled):
             yield ctx, None
             return

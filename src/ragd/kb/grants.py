@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 
 from ragd.catalog.base import Catalog
@@ -27,6 +27,10 @@ from ragd.kb_types import ADMIN_ROLE, AuditOutcome, Principal, SourceGrant, Sour
 from ragd.observe.logging import sanitize
 
 log = logging.getLogger(__name__)
+
+#: what else changes with a source's state: its files leave search while it is disabled
+#: (``ragd.kb.sources.search_visibility``); called with the source and True when now disabled
+Apply = Callable[[SourceSpec, bool], Awaitable[None]]
 
 #: who acts when ragd itself disables a source (at start-up): recorded as ``service``
 SYSTEM = Principal(tenant_id=None, role=ADMIN_ROLE)
@@ -64,6 +68,7 @@ async def create_grant(
     folder_roots: Iterable[Path] = (),
     allowed_buckets: Sequence[str] = (),
     client: str | None = None,
+    apply: Apply | None = None,
 ) -> SourceGrant:
     """Grant ``target`` to the tenant; GRANT_OVERLAP when another tenant's live grant overlaps it
     and ``shared`` is not set.  Disabled sources of the tenant it covers are enabled again."""
@@ -105,7 +110,7 @@ async def create_grant(
         detail=detail,
         client=client,
     )
-    await sweep(catalog, principal, tenant_id, client=client)
+    await sweep(catalog, principal, tenant_id, client=client, apply=apply)
     return grant
 
 
@@ -130,7 +135,13 @@ async def list_grants(
 
 
 async def revoke_grant(
-    catalog: Catalog, principal: Principal, tenant_id: str, grant_id: str, *, client: str | None = None
+    catalog: Catalog,
+    principal: Principal,
+    tenant_id: str,
+    grant_id: str,
+    *,
+    client: str | None = None,
+    apply: Apply | None = None,
 ) -> tuple[SourceGrant, list[SourceSpec]]:
     """Revoke the grant; returns it and the sources this disabled (no other grant covers them)."""
     await _service_only(catalog, principal, "grant.revoke", tenant_id)
@@ -149,7 +160,7 @@ async def revoke_grant(
             detail={"kind": found.kind.value, "target": found.target},
             client=client,
         )
-    disabled, _ = await sweep(catalog, principal, tenant_id, client=client)
+    disabled, _ = await sweep(catalog, principal, tenant_id, client=client, apply=apply)
     return revoked, disabled
 
 
@@ -182,6 +193,7 @@ async def grant_for_service(
     *,
     folder_roots: Iterable[Path] = (),
     allowed_buckets: Sequence[str] = (),
+    apply: Apply | None = None,
 ) -> SourceGrant:
     """A source the service key adds to a tenant's dataset: the tenant's grant that covers it, or
     a new grant of exactly its reach (GRANT_OVERLAP when another tenant's grant overlaps it)."""
@@ -196,6 +208,7 @@ async def grant_for_service(
             reach,
             folder_roots=folder_roots,
             allowed_buckets=allowed_buckets,
+            apply=apply,
         )
 
 
@@ -209,9 +222,11 @@ async def sweep(
     tenant_id: str | None = None,
     *,
     client: str | None = None,
+    apply: Apply | None = None,
 ) -> tuple[list[SourceSpec], list[SourceSpec]]:
     """Disable every folder/S3 source of ``tenant_id`` (None: of every tenant) that no live grant
-    of its tenant covers, and enable the disabled ones a grant now covers; returns both lists."""
+    of its tenant covers, and enable the disabled ones a grant now covers (``apply`` to each one
+    changed); returns both lists."""
     tenants = {d.id: d.tenant_id for d in await catalog.list_datasets(tenant_id)}
     grants = await catalog.list_grants(tenant_id)
     disabled: list[SourceSpec] = []
@@ -224,34 +239,56 @@ async def sweep(
         covered = covering((g for g in grants if g.tenant_id == owner), spec.kind, reach) is not None
         if covered == (not spec.disabled):
             continue
-        reason = None if covered else disabled_reason(spec, reach)
-        changed = await catalog.set_source_disabled(spec.id, reason)
+        changed = await _change(catalog, principal, spec, owner, reach, covered=covered, client=client)
         if changed is None:
             continue
-        action = "source.enable" if covered else "source.disable"
-        if covered:
-            enabled.append(changed)
-            log.info("source %s enabled again: a grant covers it", spec.id)
-        else:
-            disabled.append(changed)
-            log.warning("source %s disabled: %s", spec.id, sanitize(str(reason)))
-        await audit.record(
-            catalog,
-            principal,
-            action,
-            tenant_id=owner,
-            target_kind="source",
-            target_id=spec.id,
-            detail={"kind": spec.kind.value, "reach": reach, "reason": reason},
-            client=client,
-        )
+        (enabled if covered else disabled).append(changed)
+        if apply is not None:
+            await apply(changed, not covered)
     return disabled, enabled
 
 
-async def sweep_at_start(catalog: Catalog) -> None:
-    """Start-up: disable what no grant covers (logged); a catalog error is logged, never fatal."""
+async def _change(
+    catalog: Catalog,
+    principal: Principal,
+    spec: SourceSpec,
+    owner: str,
+    reach: str,
+    *,
+    covered: bool,
+    client: str | None,
+) -> SourceSpec | None:
+    """Enable (``covered``) or disable one source: stored, logged and recorded in the audit trail."""
+    reason = None if covered else disabled_reason(spec, reach)
+    changed = await catalog.set_source_disabled(spec.id, reason)
+    if changed is None:
+        return None
+    if covered:
+        log.info("source %s enabled again: a grant covers it", spec.id)
+    else:
+        log.warning("source %s disabled: %s", spec.id, sanitize(str(reason)))
+    await audit.record(
+        catalog,
+        principal,
+        "source.enable" if covered else "source.disable",
+        tenant_id=owner,
+        target_kind="source",
+        target_id=spec.id,
+        detail={"kind": spec.kind.value, "reach": reach, "reason": reason},
+        client=client,
+    )
+    return changed
+
+
+async def sweep_at_start(catalog: Catalog, apply: Apply | None = None) -> None:
+    """Start-up: disable what no grant covers (logged), and ``apply`` to every disabled source (the
+    ones ``ragd grants revoke`` disabled while no server ran too).  Errors are logged, never fatal."""
     try:
         disabled, _ = await sweep(catalog)
+        if apply is not None:
+            for spec in await catalog.list_sources():
+                if spec.disabled:
+                    await apply(spec, True)
     except RagError as exc:
         log.warning("cannot check sources against their grants: %s", exc)
         return

@@ -103,7 +103,13 @@ async def bind_to_grant(
         return
     if principal.is_service:
         await grants.grant_for_service(
-            ctx.catalog, principal, dataset.tenant_id, kind, reach, allowed_buckets=allowed_buckets
+            ctx.catalog,
+            principal,
+            dataset.tenant_id,
+            kind,
+            reach,
+            allowed_buckets=allowed_buckets,
+            apply=search_visibility(ctx),
         )
     else:
         await grants.check_source(ctx.catalog, dataset.tenant_id, kind, reach)
@@ -112,6 +118,23 @@ async def bind_to_grant(
             raise Forbidden(
                 "folder sources must lie under a folder the operator allowed (catalog.folder_roots)"
             )
+
+
+def search_visibility(ctx: KbContext) -> grants.Apply:
+    """What a source's state means for search: the files of a disabled source leave it (their points
+    flagged ``meta.disabled``, nothing re-embedded); once enabled they come back as each file's own
+    ``enabled`` says."""
+
+    async def apply(spec: SourceSpec, disabled: bool) -> None:
+        dataset = await ctx.catalog.get_dataset(spec.dataset_id)
+        if dataset is None:
+            return
+        for entry in await ctx.catalog.list_files(dataset.id, limit=1_000_000):
+            if entry.source_id == spec.id:
+                hidden = disabled or not entry.enabled
+                await ctx.ingestor.set_disabled(entry.id, hidden, dataset.collection_name)
+
+    return apply
 
 
 async def check_url(principal: Principal, url: str, *, allow_private: bool) -> bool:
@@ -214,13 +237,15 @@ async def sync_source(ctx: KbContext, principal: Principal, dataset_id: str, sou
 
 
 async def enable_source(ctx: KbContext, principal: Principal, dataset_id: str, source_id: str) -> SourceSpec:
-    """Check a disabled source against its tenant's grants again: enabled (and a sync queued) when
-    one covers it, else 403 SOURCE_NOT_GRANTED.  A live source is returned as it is."""
+    """Check a disabled source against its tenant's grants again: enabled, its files back in search
+    and a sync queued when one covers it, else 403 SOURCE_NOT_GRANTED.  A live source's files are
+    put back in search (``ragd grants`` may have enabled it while the server ran)."""
     dataset = await writable(principal, ctx.catalog, dataset_id)
     require_admin(principal, dataset.tenant_id)
     spec = await _source_of(ctx, dataset, source_id)
     reach = source_reach(spec.kind, spec.config)
     if spec.disabled_reason is None:
+        await search_visibility(ctx)(spec, False)
         return spec
     if reach is not None:
         await grants.check_source(ctx.catalog, dataset.tenant_id, spec.kind, reach)
@@ -234,6 +259,7 @@ async def enable_source(ctx: KbContext, principal: Principal, dataset_id: str, s
         target_id=spec.id,
         detail={"kind": spec.kind.value, "reach": reach},
     )
+    await search_visibility(ctx)(enabled, False)
     await enqueue_sync(ctx, dataset, enabled)
     return enabled
 
