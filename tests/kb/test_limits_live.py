@@ -4,8 +4,10 @@ anything is written), usage and /metrics."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 import pytest
@@ -94,6 +96,8 @@ def test_a_key_over_its_rate_gets_429_with_retry_after_and_other_keys_do_not(
         assert refused.status_code == 429, refused.text
         assert refused.json()["detail"]["code"] == "RATE_LIMITED"
         assert 1 <= int(refused.headers["Retry-After"]) <= 30
+        # refused before its body is read: 16 MiB announced, none of it sent, and the answer comes
+        assert _status_without_body(kb_server, a["reader"].key, "/api/v1/search", 16 * 2**20) == 429
         # a dataset's search counts on the same surface
         ds = a["editor"].ok("POST", "/api/v1/datasets", 201, json={"name": "rates"})
         assert a["reader"].post(f"/api/v1/datasets/{ds['id']}/search", json=body).status_code == 429
@@ -111,7 +115,7 @@ def test_a_key_over_its_rate_gets_429_with_retry_after_and_other_keys_do_not(
         assert (error["code"], error["type"]) == ("RATE_LIMITED", "rate_limit_error")
         assert int(second.headers["Retry-After"]) >= 1
         metrics = service.get("/metrics").text
-        assert 'ragd_rate_limited_total{surface="search"} 2.0' in metrics
+        assert 'ragd_rate_limited_total{surface="search"} 3.0' in metrics
         assert 'ragd_rate_limited_total{surface="models"} 1.0' in metrics
         samples = [line for line in metrics.splitlines() if line.startswith("ragd_rate_limited_total{")]
         assert all(line.split("{", 1)[1].startswith('surface="') and "," not in line for line in samples)
@@ -137,6 +141,19 @@ async def test_mcp_search_counts_on_the_keys_search_rate(
             assert " ".join(getattr(b, "text", "") for b in second.content).startswith("RATE_LIMITED:")
     finally:
         service.ok("PUT", f"/api/v1/tenants/{a_id}/limits", json={})
+
+
+def _status_without_body(server: LiveServer, key: str, path: str, length: int) -> int:
+    """The status a POST announcing ``length`` bytes of JSON gets while none of them is sent."""
+    url = urlsplit(server.url)
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {url.hostname}\r\nAuthorization: Bearer {key}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+    )
+    with socket.create_connection((url.hostname or "127.0.0.1", url.port or 80), timeout=20) as conn:
+        conn.sendall(head.encode())
+        answer = conn.recv(4096).decode("latin-1")
+    return int(answer.split(" ", 2)[1])
 
 
 def _usage(api: Api, tenant_id: str) -> Any:

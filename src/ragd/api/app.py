@@ -27,6 +27,7 @@ from ragd.api.audit_watch import AuditWatch
 from ragd.api.auth import tenant_key_check
 from ragd.api.gate import BodyGate
 from ragd.api.origin_guard import OriginGuard
+from ragd.api.rates import RateGate
 from ragd.api.routes import (
     audit,
     chat,
@@ -165,6 +166,7 @@ def create_app(
         app.mount(f"{ui.PREFIX}/static", ui.static_app(), name="ui-static")
     if not settings.server.metrics_enabled:
         app.router.routes = [r for r in app.router.routes if getattr(r, "path", "") != "/metrics"]
+    app.add_middleware(RateGate)  # a key over its rate: 429 before its body is read (ragd.api.rates)
     app.add_middleware(RequestMetrics, metrics=metrics)
     bursts = FailedAuthBursts(settings.audit.failed_auth_burst, settings.audit.failed_auth_window_s)
     app.add_middleware(AuditWatch, state=state, bursts=bursts)  # 401 bursts, the client address

@@ -141,6 +141,12 @@ async def _rag_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(body, status_code=status, headers=headers)
 
 
+async def render(request: Request, exc: RagError) -> JSONResponse:
+    """``exc`` as the exception handler answers it, for middleware that answers before any route
+    runs (:mod:`ragd.api.rates`)."""
+    return await _rag_error(request, exc)
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     """FastAPI's own rendering, except on the OpenAI surface (the auth gate's 401, unknown routes)."""
     assert isinstance(exc, HTTPException)

@@ -39,7 +39,6 @@ from ragd.api.openai_wire import (
     rag_fields,
     request_body_schema,
 )
-from ragd.api.rates import CHAT_RATE
 from ragd.api.schemas import rerank_choice
 from ragd.bootstrap import Services
 from ragd.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge, RagError, UpstreamFailed
@@ -82,12 +81,7 @@ def _validated(model: type[_Body], payload: object) -> _Body:
         ) from None
 
 
-@router.post(
-    "/v1/chat/completions",
-    openapi_extra=request_body_schema(),
-    response_model=None,
-    dependencies=[CHAT_RATE],
-)
+@router.post("/v1/chat/completions", openapi_extra=request_body_schema(), response_model=None)
 async def chat_completions(
     request: Request,
     caller: Caller,

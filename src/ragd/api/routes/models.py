@@ -36,7 +36,6 @@ from ragd.api.model_schemas import (
     model_object,
     rerank_response,
 )
-from ragd.api.rates import MODELS_RATE
 from ragd.bootstrap import Services
 from ragd.embed.fair_queue import working_for
 from ragd.embed.serving import InputType, ServedModels
@@ -81,7 +80,7 @@ def work_key_of(caller: Principal) -> str:
     return caller.key_id or ("service" if caller.is_service else f"tenant:{caller.tenant_id}")
 
 
-@router.post("/v1/embeddings", response_model=None, dependencies=[MODELS_RATE])
+@router.post("/v1/embeddings", response_model=None)
 async def embeddings(body: EmbeddingsBody, caller: Caller, svc: Svc, m: Met) -> JSONResponse:
     """The index's vectors for the input, in OpenAI's shape (``usage`` counts the model's tokens)."""
     served = served_models(svc)
@@ -97,7 +96,7 @@ async def embeddings(body: EmbeddingsBody, caller: Caller, svc: Svc, m: Met) -> 
     return JSONResponse(embeddings_response(embedded, name, body.encoding_format))
 
 
-@router.post("/embed", response_model=None, dependencies=[MODELS_RATE])
+@router.post("/embed", response_model=None)
 async def tei_embed(body: TeiEmbedBody, caller: Caller, svc: Svc, m: Met) -> JSONResponse:
     """The default model's vectors, as TEI answers: a JSON array of arrays of floats."""
     body.check()
@@ -113,7 +112,7 @@ async def tei_embed(body: TeiEmbedBody, caller: Caller, svc: Svc, m: Met) -> JSO
     return JSONResponse([vector.tolist() for vector in embedded.vectors])
 
 
-@router.post("/v1/rerank", response_model=None, dependencies=[MODELS_RATE])
+@router.post("/v1/rerank", response_model=None)
 async def rerank(body: RerankBody, caller: Caller, svc: Svc, m: Met) -> JSONResponse:
     """The documents scored against the query, best first, in Cohere's shape."""
     name, reranker = served_rerankers(svc).resolve(body.model)

@@ -21,7 +21,6 @@ from pydantic_core import to_json
 
 from ragd.api.auth import Caller
 from ragd.api.deps import metrics, services
-from ragd.api.rates import SEARCH_RATE
 from ragd.api.schemas import SearchBody, SearchResponse
 from ragd.bootstrap import Services
 from ragd.errors import RagError
@@ -69,7 +68,7 @@ async def readable_collections(svc: Services, caller: Principal, names: Sequence
     return await searchable_collections(caller, svc.knowledge().catalog, names)
 
 
-@router.post("/search", response_model=SearchResponse, dependencies=[SEARCH_RATE])
+@router.post("/search", response_model=SearchResponse)
 async def search(
     body: SearchBody,
     caller: Caller,
