@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from ragd.catalog.sql import SqlCatalog, open_catalog
 from ragd.kb.context import KbContext
+from ragd.kb.limits import waiting_reason
 from ragd.kb.limits_book import LimitsBook
 from ragd.kb.worker import Worker
 from ragd.kb_types import Job, JobKind, JobStatus, TenantLimits
@@ -53,6 +54,12 @@ async def test_the_worker_leaves_a_tenants_second_job_queued_while_another_tenan
         waiting = await catalog.get_job("a2")
         assert waiting is not None
         assert waiting.status is JobStatus.QUEUED
+        reason = await waiting_reason(ctx, waiting)  # what GET /api/v1/jobs/{id} says
+        assert reason is not None
+        assert "1 of its 1 concurrent jobs" in reason
+        first = await catalog.get_job("b1")
+        assert first is not None
+        assert await waiting_reason(ctx, first) is None  # running: no reason to give
         gate.set()
         await asyncio.gather(*worker._running.values(), return_exceptions=True)  # no dataset: they fail
         await worker._fill()  # a1 ended: a2 may run now

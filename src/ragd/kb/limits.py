@@ -19,6 +19,8 @@ from ragd.kb.context import KbContext
 from ragd.kb.limits_book import LimitsBook
 from ragd.kb_types import (
     LIMIT_NAMES,
+    Job,
+    JobStatus,
     Principal,
     RateSurface,
     TenantLimits,
@@ -117,6 +119,20 @@ async def get_usage(ctx: KbContext, principal: Principal, tenant_id: str) -> tup
     view = await get_limits(ctx, principal, tenant_id)
     used = (await ctx.catalog.tenant_usage(tenant_id)).get(tenant_id, TenantUsage())
     return used, view
+
+
+async def waiting_reason(ctx: KbContext, job: Job) -> str | None:
+    """Why a queued job is not running although it is due: its tenant runs its
+    ``max_concurrent_jobs`` already; None otherwise (not queued, or no bound reached)."""
+    if job.status is not JobStatus.QUEUED:
+        return None
+    bound = (await ctx.limits.of(ctx.catalog, job.tenant_id)).max_concurrent_jobs
+    if not bound:
+        return None
+    running = (await ctx.catalog.tenant_usage(job.tenant_id)).get(job.tenant_id, TenantUsage()).running_jobs
+    if running < bound:
+        return None
+    return f"waiting: the tenant runs {running} of its {bound} concurrent jobs (max_concurrent_jobs)"
 
 
 # -- storage ----------------------------------------------------------------------------------------

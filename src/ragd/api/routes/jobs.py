@@ -31,6 +31,7 @@ from ragd.api.deps import services
 from ragd.api.kb_schemas import item_out, job_out
 from ragd.bootstrap import Services
 from ragd.kb import jobs as kb_jobs
+from ragd.kb import limits as kb_limits
 from ragd.kb.context import KbContext
 from ragd.kb_types import Principal
 
@@ -59,6 +60,7 @@ async def list_jobs(
 async def get_job(job_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
     job, items = await kb_jobs.job_items(svc.knowledge(), caller, job_id)
     out = job_out(job, [i for i in items if i.error_code][: kb_jobs.ERRORS_SHOWN])
+    out["waiting"] = await kb_limits.waiting_reason(svc.knowledge(), job)  # queued behind its tenant's bound
     out["items"] = [item_out(i) for i in items]
     return out
 
