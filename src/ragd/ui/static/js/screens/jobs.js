@@ -375,6 +375,7 @@ function summary(job, names) {
     "dl",
     { class: "job-summary" },
     row("Status", statusBadge(job)),
+    job.waiting && job.status === "queued" ? row("Waiting", h("span", { class: "muted job-waiting" }, job.waiting)) : null,
     row("Dataset", datasetLink(job, names)),
     row("Progress", progressOf(job)),
     row("Done", `${fmtNumber(job.done)} done · ${fmtNumber(job.failed)} failed · ${fmtNumber(job.total)} in all`),
