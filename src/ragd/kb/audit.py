@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -223,9 +224,13 @@ def parse_time(name: str, value: str | None) -> float | None:
     if value is None or not value.strip():
         return None
     try:
-        return float(value)
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(seconds):
+            raise InvalidRequest(f"{name} is not a time: {value[:40]!r}", hint="epoch seconds or ISO 8601")
+        return seconds
     try:
         moment = datetime.fromisoformat(value.strip())
     except ValueError as exc:
