@@ -145,8 +145,19 @@ def test_3_an_overlapping_grant_needs_shared(world: World) -> None:
         refused = w.service.post(f"/api/v1/tenants/{north.id}/grants", json={"kind": "s3", "target": target})
         assert refused.status_code == 409, refused.text
         assert _code(refused) == "GRANT_OVERLAP"
-    refused = w.service.post(f"/api/v1/tenants/{north.id}/grants", json={"kind": "folder", "target": "rel"})
-    assert refused.status_code == 400
+    grants = f"/api/v1/tenants/{north.id}/grants"
+    for body, status in (
+        ({"kind": "folder", "target": "rel"}, 400),
+        ({"kind": "web", "target": "https://example.org/"}, 400),
+        ({"kind": "ftp", "target": "/srv"}, 422),
+        ({"kind": "folder", "target": ""}, 422),
+        ({"kind": "folder", "target": "/" + "a" * 3000}, 422),
+        ({"kind": "s3", "target": "b/x", "extra": 1}, 422),
+    ):
+        refused = w.service.post(grants, json=body)
+        assert refused.status_code == status, (body, refused.text)
+    assert w.service.delete(f"{grants}/no-such-grant").status_code == 404
+    assert w.service.get("/api/v1/tenants/no-such-tenant/grants").status_code == 404
     shared = _grant(w, north, "s3", f"{w.bucket}/south/", shared=True)
     assert shared["shared"] is True
     added = _add(north, "s3", {"bucket": w.bucket, "prefix": "south/"})
