@@ -20,7 +20,7 @@ from ragd.errors import InvalidRequest, NotFound
 from ragd.kb import audit
 from ragd.kb.access import readable, writable
 from ragd.kb.context import KbContext
-from ragd.kb.limits import check_storage
+from ragd.kb.quota import check_storage
 from ragd.kb_types import Dataset, FileEntry, FileStatus, Job, JobKind, JobStatus, Principal
 
 MAX_FILE_NAME = 255

@@ -10,7 +10,7 @@ from ragd.errors import NotFound, RagError
 from ragd.ingest.pipeline import IngestOptions, Outcome
 from ragd.kb.context import KbContext
 from ragd.kb.grants import refuse_disabled
-from ragd.kb.limits import storage_check
+from ragd.kb.quota import storage_check
 from ragd.kb_types import Dataset, FileEntry, FileStatus
 from ragd.sources.base import SourceItem
 from ragd.types import Blob, Document, FileRef

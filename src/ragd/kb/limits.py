@@ -3,17 +3,16 @@
 A tenant's limits are the settings' ``limits`` group with its overrides on top (set by the
 service key; a tenant admin reads its own).  Rates count each tenant key's requests per surface in
 this process (:mod:`ragd.kb.rates`); the service key and a keyless loopback service are not counted.
-Storage is checked before a file's points are written: the tenant's chunks and bytes (the file's
-previous version left out) plus the new version's must stay within ``max_chunks``/``max_bytes``.
+Storage quotas are checked in :mod:`ragd.kb.quota`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ragd.catalog.base import Catalog
-from ragd.errors import Forbidden, InvalidRequest, NotFound, QuotaExceeded, RateLimited
+from ragd.errors import Forbidden, InvalidRequest, NotFound, RateLimited
 from ragd.kb import audit
 from ragd.kb.context import KbContext
 from ragd.kb.limits_book import LimitsBook
@@ -133,54 +132,6 @@ async def waiting_reason(ctx: KbContext, job: Job) -> str | None:
     if running < bound:
         return None
     return f"waiting: the tenant runs {running} of its {bound} concurrent jobs (max_concurrent_jobs)"
-
-
-# -- storage ----------------------------------------------------------------------------------------
-
-
-def over_quota(limits: TenantLimits, held: TenantUsage, *, chunks: int, size: int) -> str | None:
-    """Why ``chunks`` more chunks and ``size`` more bytes would break the limits, or None."""
-    if limits.max_chunks and held.chunks + chunks > limits.max_chunks:
-        return f"{held.chunks:,} + {chunks:,} chunks would exceed the tenant's {limits.max_chunks:,}"
-    if limits.max_bytes and held.bytes + size > limits.max_bytes:
-        return f"{held.bytes:,} + {size:,} bytes would exceed the tenant's {limits.max_bytes:,}"
-    return None
-
-
-async def check_storage(
-    catalog: Catalog,
-    book: LimitsBook,
-    tenant_id: str,
-    *,
-    chunks: int,
-    size: int,
-    exclude_file: str | None = None,
-) -> None:
-    """QUOTA_EXCEEDED (413) when the tenant's storage (``exclude_file`` left out) plus ``chunks``
-    and ``size`` would exceed its ``max_chunks``/``max_bytes``."""
-    limits = await book.of(catalog, tenant_id)
-    if not (limits.max_chunks or limits.max_bytes):
-        return
-    held = (await catalog.tenant_usage(tenant_id, exclude_file=exclude_file)).get(tenant_id, TenantUsage())
-    reason = over_quota(limits, held, chunks=chunks, size=size)
-    if reason is not None:
-        raise QuotaExceeded(
-            f"storage quota: {reason}",
-            hint="delete files, or ask the operator to raise max_chunks/max_bytes, then re-index",
-        )
-
-
-def storage_check(
-    catalog: Catalog, book: LimitsBook, tenant_id: str, file_id: str, size: int
-) -> Callable[[int], Awaitable[None]]:
-    """What the ingest calls with a file's chunk count, after chunking and before embedding or
-    writing: QUOTA_EXCEEDED when the tenant's storage (this file's previous version left out) plus
-    this version would exceed its limits."""
-
-    async def check(chunks: int) -> None:
-        await check_storage(catalog, book, tenant_id, chunks=chunks, size=size, exclude_file=file_id)
-
-    return check
 
 
 # -- metrics ----------------------------------------------------------------------------------------
