@@ -4,11 +4,11 @@ One live ``ragd serve`` (real uvicorn, embedded Qdrant, the real model, a SQLite
 two tenants, each with keys of every role, a dataset of uploaded files, a folder source and an S3
 source (each on a root or prefix granted to that tenant), and secret marker words in all of them.
 A seeded random walk then sends requests as a random key of a random tenant, aimed at its own or the
-other tenant's things, through the HTTP API, the Open WebUI ``/search``, the chat proxy (its
-upstream is a scripted LLM that records every prompt it is given), MCP, the UI's session cookie,
-the model endpoints, and source creation of every kind.  Every byte a key gets back, and every
-prompt the upstream model is shown on that key's behalf, is checked for the other tenant's
-markers, ids and names.  The seed is in every failure message.
+other tenant's things, through the HTTP API (the audit trail included), the Open WebUI ``/search``,
+the chat proxy (its upstream is a scripted LLM that records every prompt it is given), MCP, the
+UI's session cookie, the model endpoints, and source creation of every kind.  Every byte a key
+gets back, and every prompt the upstream model is shown on that key's behalf, is checked for the
+other tenant's markers, ids and names.  The seed is in every failure message.
 
 tests/kb/test_isolation.py walks three tenants through the dataset API alone, on both catalogs.
 """
@@ -55,6 +55,7 @@ CHAT = "/v1/chat/completions"
 UI = {"X-Ragd-UI": "1"}
 #: routes that name nothing of the target's: they answer 200 with the caller's own things
 LISTINGS = ("/api/v1/datasets", "/api/v1/search", "/api/v1/jobs", "/api/v1/tenants")
+AUDIT = ("/api/v1/audit", "/api/v1/audit/export")
 
 
 @dataclass
@@ -201,13 +202,17 @@ def _dataset_api(
         ("GET", f"/api/v1/tenants/{target.id}/keys", {}),
         ("GET", f"/api/v1/tenants/{target.id}/grants", {}),
         ("GET", "/api/v1/tenants", {}),
+        ("GET", "/api/v1/audit", {}),
+        ("GET", "/api/v1/audit", {"params": {"tenant": target.id}}),
+        ("GET", "/api/v1/audit/export", {"params": {"tenant": target.id}}),
+        ("GET", "/api/v1/audit", {"params": {"action": "dataset"}}),
     ]
     out = []
-    for method, path, kwargs in rng.sample(calls, 5):
+    for method, path, kwargs in rng.sample(calls, 6):
         response = api.request(method, path, **kwargs)
         assert response.status_code < 500, (method, path, response.text)
         if target is not me and response.status_code < 300:  # a foreign thing named in the path
-            assert path in LISTINGS, f"{method} {path} answered {response.status_code}"
+            assert path in LISTINGS or path in AUDIT, f"{method} {path} answered {response.status_code}"
         out.append((f"{method} {path} {json.dumps(kwargs)}", response.text))
     return out
 
