@@ -4,6 +4,7 @@ may add, and what revoking or a start-up does to sources no grant covers."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -347,3 +348,29 @@ async def test_a_file_of_a_disabled_source_is_not_read_again_on_reindex(world: W
     await world.catalog.set_source_disabled(spec.id, "revoked")
     with pytest.raises(SourceDisabled):
         await index_entry(world.kb, dataset, entry, force=True)
+
+
+async def test_two_overlapping_grants_at_once_cannot_both_be_stored(world: World) -> None:
+    """The overlap check and the insert are one transaction: of two concurrent grants of the same
+    prefix to two tenants, one is stored and the other is GRANT_OVERLAP."""
+    for round_ in range(5):
+        target = f"{BUCKET}/race-{round_}/"
+        results = await asyncio.gather(
+            world.grant("north", SourceKind.S3, target),
+            world.grant("south", SourceKind.S3, target),
+            return_exceptions=True,
+        )
+        assert sorted(type(r).__name__ for r in results) == ["GrantOverlap", "SourceGrant"], results
+        stored = [g for g in await world.catalog.list_grants() if g.target == target]
+        assert len(stored) == 1
+
+
+async def test_a_grant_check_that_raises_stores_nothing(world: World) -> None:
+    grant = SourceGrant(id="g-x", tenant_id=world.ids["north"], kind=SourceKind.S3, target=f"{BUCKET}/x/")
+
+    def refuse(live: list[SourceGrant]) -> None:
+        raise GrantOverlap(f"refused with {len(live)} live")
+
+    with pytest.raises(GrantOverlap, match="refused with 0 live"):
+        await world.catalog.create_grant(grant, check=refuse)
+    assert await world.catalog.get_grant("g-x") is None

@@ -11,7 +11,7 @@ use-cases do, with the request's :class:`ragd.kb_types.Principal`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from ragd.kb_types import (
@@ -244,8 +244,12 @@ class SourceGrants(Protocol):
 
     Storage only: the use-cases (``ragd.kb.grants``) check who grants, the targets and overlaps."""
 
-    async def create_grant(self, grant: SourceGrant) -> SourceGrant:
-        """Store a grant (``created_at`` now); NotFound when the tenant does not exist."""
+    async def create_grant(
+        self, grant: SourceGrant, *, check: Callable[[list[SourceGrant]], None] | None = None
+    ) -> SourceGrant:
+        """Store a grant (``created_at`` now); NotFound when the tenant does not exist.  ``check``
+        sees every live grant first, in the same transaction, and may raise to store nothing; two
+        concurrent ``create_grant`` calls never both pass their checks."""
         ...
 
     async def get_grant(self, grant_id: str) -> SourceGrant | None: ...

@@ -14,6 +14,7 @@ address check, ``ragd.kb.sources.check_url``).
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -76,8 +77,16 @@ async def create_grant(
     await _tenant(catalog, principal, tenant_id)
     try:
         clean = grant_target(kind, target, folder_roots=folder_roots, allowed_buckets=allowed_buckets)
-        if not shared:
-            await _refuse_overlap(catalog, tenant_id, kind, clean)
+        grant = SourceGrant(
+            id=uuid.uuid4().hex,
+            tenant_id=tenant_id,
+            kind=kind,
+            target=clean,
+            shared=shared,
+            created_by=audit.actor_of(principal),
+        )
+        check = None if shared else functools.partial(refuse_overlap, grant)
+        grant = await catalog.create_grant(grant, check=check)
     except RagError as exc:
         await audit.record(
             catalog,
@@ -90,15 +99,6 @@ async def create_grant(
             client=client,
         )
         raise
-    grant = SourceGrant(
-        id=uuid.uuid4().hex,
-        tenant_id=tenant_id,
-        kind=kind,
-        target=clean,
-        shared=shared,
-        created_by=audit.actor_of(principal),
-    )
-    grant = await catalog.create_grant(grant)
     detail: dict[str, object] = {"kind": kind.value, "target": clean, "shared": shared}
     await audit.record(
         catalog,
@@ -114,12 +114,16 @@ async def create_grant(
     return grant
 
 
-async def _refuse_overlap(catalog: Catalog, tenant_id: str, kind: SourceKind, target: str) -> None:
-    """GRANT_OVERLAP when a live grant of another tenant overlaps ``target``."""
-    for other in await catalog.list_grants():
-        if other.tenant_id != tenant_id and other.kind is kind and overlaps(kind, other.target, target):
+def refuse_overlap(grant: SourceGrant, live: Iterable[SourceGrant]) -> None:
+    """GRANT_OVERLAP when one of the ``live`` grants of another tenant overlaps ``grant``."""
+    for other in live:
+        if (
+            other.tenant_id != grant.tenant_id
+            and other.kind is grant.kind
+            and overlaps(grant.kind, other.target, grant.target)
+        ):
             raise GrantOverlap(
-                f"{target[:200]!r} overlaps grant {other.id} ({other.target[:200]!r}) of tenant "
+                f"{grant.target[:200]!r} overlaps grant {other.id} ({other.target[:200]!r}) of tenant "
                 f"{other.tenant_id}",
                 hint="grant it with shared: true if both tenants may reach it",
             )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, select, text, update
 
 from ragd.catalog.sql import records
 from ragd.catalog.sql.engine import Database
@@ -15,8 +16,13 @@ from ragd.kb_types import SourceGrant
 class SqlGrants:
     _db: Database
 
-    async def create_grant(self, grant: SourceGrant) -> SourceGrant:
-        """Store a grant (``created_at`` now); NotFound when the tenant does not exist."""
+    async def create_grant(
+        self, grant: SourceGrant, *, check: Callable[[list[SourceGrant]], None] | None = None
+    ) -> SourceGrant:
+        """Store a grant (``created_at`` now); NotFound when the tenant does not exist.  ``check``
+        sees every live grant first, in the same transaction, and may raise to store nothing:
+        grants are written one at a time (SQLite's one writer; a table lock on PostgreSQL), so two
+        concurrent grants cannot both pass it."""
         stored = dataclasses.replace(grant, created_at=self._db.now(), revoked_at=None)
         values = {
             "id": stored.id,
@@ -30,6 +36,11 @@ class SqlGrants:
         }
         missing = f"no tenant {grant.tenant_id!r}"
         async with self._db.write(conflict=f"a grant {grant.id!r} exists", missing=missing) as conn:
+            if check is not None:
+                if self._db.dialect == "postgresql":
+                    await conn.execute(text("LOCK TABLE source_grants IN SHARE ROW EXCLUSIVE MODE"))
+                live = select(source_grants).where(source_grants.c.revoked_at.is_(None))
+                check([records.grant(r) for r in (await conn.execute(live)).mappings()])
             await conn.execute(insert(source_grants).values(**values))
         return stored
 
