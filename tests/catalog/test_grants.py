@@ -69,6 +69,10 @@ async def test_a_source_is_disabled_with_a_reason_and_enabled_again(
     assert enabled is not None
     assert enabled.disabled_reason is None
     assert await catalog.set_source_disabled("nope", "x") is None
+    assert await catalog.set_source_disabled("s1", None) is None, "already live: nothing changed"
+    await catalog.set_source_disabled("s1", "first")
+    assert await catalog.set_source_disabled("s1", "second") is None, "already disabled: kept"
+    assert (await catalog.get_source("s1")).disabled_reason == "first"  # type: ignore[union-attr]
     born_disabled = SourceSpec(
         id="s2", dataset_id=ds.id, kind=SourceKind.S3, config={"bucket": "b"}, disabled_reason="why"
     )

@@ -335,6 +335,10 @@ async def test_start_up_disables_sources_no_grant_covers(
     disables = {a[2] for a in await world.actions() if a[0] == "source.disable"}
     assert disables == {"f-north", "s3-all"}
     await grants.sweep_at_start(world.catalog)  # again: nothing new
+    await world.catalog.set_source_disabled("f-south", "by hand")
+    await asyncio.gather(grants.sweep(world.catalog), grants.sweep(world.catalog))  # two replicas
+    enables = [a for a in await world.actions() if a[0] == "source.enable"]
+    assert enables == [("source.enable", "ok", "f-south")], "recorded once, by the sweep that did it"
     assert len([a for a in await world.actions() if a[0] == "source.disable"]) == 2
 
 

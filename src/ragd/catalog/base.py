@@ -120,8 +120,8 @@ class SourceRepo(Protocol):
     async def mark_synced(self, source_id: str, at: float, error: str | None) -> None: ...
 
     async def set_source_disabled(self, source_id: str, reason: str | None) -> SourceSpec | None:
-        """Disable the source with ``reason`` (None: enable it again); the source as it now
-        stands, or None for an unknown id."""
+        """Disable a live source with ``reason`` (None: enable a disabled one again); the source as
+        it now stands, or None when nothing changed (an unknown id, or already in that state)."""
         ...
 
     async def ledger(self, source_id: str) -> dict[str, LedgerEntry]:

@@ -249,7 +249,9 @@ async def enable_source(ctx: KbContext, principal: Principal, dataset_id: str, s
         return spec
     if reach is not None:
         await grants.check_source(ctx.catalog, dataset.tenant_id, spec.kind, reach)
-    enabled = await ctx.catalog.set_source_disabled(spec.id, None) or spec
+    enabled = await ctx.catalog.set_source_disabled(spec.id, None)
+    if enabled is None:  # enabled meanwhile (a grant, another replica): recorded there
+        return await _source_of(ctx, dataset, source_id)
     await audit.record(
         ctx.catalog,
         principal,

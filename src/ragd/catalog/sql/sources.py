@@ -56,10 +56,15 @@ class SqlSources:
             await conn.execute(statement.values(last_synced_at=at, last_error=error))
 
     async def set_source_disabled(self, source_id: str, reason: str | None) -> SourceSpec | None:
-        """Disable the source with ``reason`` (None: enable it); the source as it now stands."""
+        """Disable a live source with ``reason`` (None: enable a disabled one); the source as it now
+        stands, or None when nothing changed (an unknown id, or already so: of two replicas doing
+        the same at once, one changes it)."""
+        state = sources.c.disabled_reason
+        now_is = state.is_(None) if reason is not None else state.is_not(None)
         async with self._db.write() as conn:
-            statement = update(sources).where(sources.c.id == source_id)
-            await conn.execute(statement.values(disabled_reason=reason))
+            statement = update(sources).where(sources.c.id == source_id, now_is)
+            if (await conn.execute(statement.values(disabled_reason=reason))).rowcount == 0:
+                return None
             row = (await conn.execute(select(sources).where(sources.c.id == source_id))).mappings().first()
         return records.source(row) if row is not None else None
 
