@@ -193,6 +193,12 @@ def test_5_revoking_disables_the_source_and_its_syncs_until_granted_again(world:
     assert "no live grant" in listed[source_id]["disabled_reason"]
     assert listed[north.sources["s3"]]["disabled"] is False
     assert not [h for h in north.admin.search(north.marker) if north.marker in h["content"]], "out of search"
+    files = north.admin.ok("GET", f"/api/v1/datasets/{north.dataset}/files")["files"]
+    memo = next(f for f in files if f["source_id"] == source_id)
+    back = north.admin.patch(f"/api/v1/datasets/{north.dataset}/files/{memo['id']}", json={"enabled": True})
+    assert back.status_code == 409, back.text
+    assert _code(back) == "SOURCE_DISABLED"
+    assert not [h for h in north.admin.search(north.marker) if north.marker in h["content"]]
     sync = north.admin.post(f"{sources}/{source_id}/sync")
     assert sync.status_code == 409, sync.text
     assert _code(sync) == "SOURCE_DISABLED"

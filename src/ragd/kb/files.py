@@ -20,6 +20,7 @@ from ragd.errors import InvalidRequest, NotFound
 from ragd.kb import audit
 from ragd.kb.access import readable, writable
 from ragd.kb.context import KbContext
+from ragd.kb.grants import refuse_disabled
 from ragd.kb.quota import check_storage
 from ragd.kb_types import Dataset, FileEntry, FileStatus, Job, JobKind, JobStatus, Principal
 
@@ -120,6 +121,9 @@ async def set_enabled(
     dataset = await writable(principal, ctx.catalog, dataset_id)
     audit.note(tenant_id=dataset.tenant_id, dataset_id=dataset.id)
     entry = await file_of(ctx, dataset, file_id)
+    source = await ctx.catalog.get_source(entry.source_id) if enabled and entry.source_id else None
+    if source is not None:
+        refuse_disabled(source)  # its files stay out of search until a grant covers the source
     # the catalog first: an ingest running meanwhile reads it and writes its points flagged alike
     updated = await ctx.catalog.put_file(replace(entry, enabled=enabled))
     await ctx.ingestor.set_disabled(entry.id, not enabled, dataset.collection_name)
