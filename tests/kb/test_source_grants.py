@@ -29,6 +29,7 @@ from ragd.kb.files import new_job
 from ragd.kb.indexing import index_entry
 from ragd.kb.runs import run_job
 from ragd.kb.sources import add_source, enable_source, sync_source
+from ragd.kb.watcher import FolderWatcher
 from ragd.kb_types import Dataset, FileEntry, JobKind, Principal, SourceGrant, SourceKind, SourceSpec
 from tests.catalog.conftest import table_rows
 
@@ -378,3 +379,32 @@ async def test_a_grant_check_that_raises_stores_nothing(world: World) -> None:
     with pytest.raises(GrantOverlap, match="refused with 0 live"):
         await world.catalog.create_grant(grant, check=refuse)
     assert await world.catalog.get_grant("g-x") is None
+
+
+async def test_the_folder_watcher_leaves_a_disabled_source_alone(world: World) -> None:
+    watched: list[Path] = []
+
+    async def watch(
+        root: Path, ignore: Any, debounce_ms: int, stop: asyncio.Event
+    ) -> AsyncIterator[set[str]]:
+        watched.append(root)
+        await stop.wait()
+        yield set()
+
+    dataset = world.datasets["north"]
+    for name in ("live", "off"):
+        config = {"path": str(world.root / "north" / name)}
+        await world.catalog.create_source(
+            SourceSpec(id=name, dataset_id=dataset.id, kind=SourceKind.FOLDER, config=config)
+        )
+    await world.catalog.set_source_disabled("off", "revoked")
+    stop = asyncio.Event()
+    watcher = FolderWatcher(world.kb, watch, debounce_ms=10, on_queue=lambda: None)
+    await watcher._refresh(stop)  # one look at the catalog's sources, as every few seconds
+    followed = dict(watcher._tasks)
+    assert set(followed) == {"live"}
+    stop.set()
+    await asyncio.gather(*followed.values())
+    assert watched == [world.root / "north" / "live"]
+    queued = await world.catalog.list_jobs(world.ids["north"])
+    assert [j.payload["source_id"] for j in queued] == ["live"], "no sync queued for the disabled one"
