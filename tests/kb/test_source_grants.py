@@ -244,7 +244,7 @@ async def test_revoking_disables_what_it_alone_covered_and_a_new_grant_enables_i
     assert [s.id for s in disabled] == [top.id], "sub is still covered by the narrow grant"
     listed = {s.id: s for s in await world.catalog.list_sources(ds)}
     assert listed[top.id].disabled_reason is not None
-    assert "no live grant" in listed[top.id].disabled_reason
+    assert "no live grant" in str(listed[top.id].disabled_reason)
     assert listed[sub.id].disabled_reason is None
     assert listed[s3.id].disabled_reason is None
     with pytest.raises(SourceDisabled) as caught:
