@@ -273,3 +273,39 @@ def test_mcp_answers_a_listed_host_too(tmp_path: Path, model_cache: Path) -> Non
         assert r.json()["result"]["serverInfo"]
         foreign = client.post("/mcp", json=hello, headers={**accept, "Host": "attacker.example"})
         assert foreign.status_code == 403
+
+
+def _echo_app() -> Any:
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    return app
+
+
+@pytest.mark.parametrize(
+    ("host", "origin", "passes"),
+    [
+        ("rag.example.com", "https://rag.example.com", True),
+        ("rag.example.com:443", "https://rag.example.com", True),  # a default port, written or not
+        ("rag.example.com", "http://rag.example.com:80", True),
+        ("rag.example.com:8443", "https://rag.example.com:8443", True),
+        ("RAG.example.com", "https://rag.EXAMPLE.com", True),
+        ("[::1]:8000", "http://[::1]:8000", True),
+        ("rag.example.com", "https://rag.example.com.attacker.example", False),
+        ("rag.example.com:8443", "https://rag.example.com", False),
+        ("rag.example.com", "https://rag.example.com/ui/", False),  # not an origin
+        ("rag.example.com", "https://user@rag.example.com", False),
+        ("rag.example.com", "null", False),
+        ("[::1]:8000", "http://[::1]:8001", False),
+    ],
+)
+def test_an_origin_is_compared_with_the_host_it_came_to(host: str, origin: str, passes: bool) -> None:
+    """What counts as the request's own origin (the guard alone, on a keyed service with the cookie)."""
+    from ragd.api.origin_guard import OriginGuard
+
+    guarded = OriginGuard(_echo_app(), ServerSettings(api_key=KEY), session_cookie="ragd_session")
+    client = TestClient(guarded, base_url="http://127.0.0.1")
+    headers = {"Host": host, "Origin": origin, "Cookie": "ragd_session=abc"}
+    status = client.post("/api/v1/tenants", headers=headers).status_code
+    assert (status == 204) == passes, status
