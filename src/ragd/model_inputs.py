@@ -8,6 +8,7 @@ endpoint may hold (:class:`InputLimits`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -59,16 +60,25 @@ def pad_id(tokenizer: _Vocabulary) -> int:
 #: characters a window's token stands for at first, when a long text is cut before tokenizing: about
 #: twice English's ~4.5 (spaces included); a text with fewer tokens per character is cut again, longer
 CHARS_PER_TOKEN = 8
-_SPACES = " \n\t\r"
+_SPACE = re.compile(r"\s")
 
 
 def head(text: str, chars: int) -> str:
-    """``text`` cut to at most ``chars`` characters, just before the last white space of its second
-    half (so the words it keeps tokenize as they do in the whole text), else at ``chars``."""
+    """``text`` cut just before white space (any Unicode white space), never inside a word, so the
+    words it keeps tokenize as they do in the whole text: before the last white space of its first
+    ``chars`` characters (of their second half if there is some there); else, when they hold none
+    (a first word longer than ``chars``: a base64 blob, text without spaces), before the first white
+    space after them, or not at all."""
     if len(text) <= chars:
         return text
-    cut = max(text.rfind(space, chars // 2, chars + 1) for space in _SPACES)
-    return text[: cut if cut > 0 else chars]
+    for start in (chars // 2, 1):
+        last = None
+        for last in _SPACE.finditer(text, start, chars + 1):  # noqa: B007 (the last one is wanted)
+            pass
+        if last is not None:
+            return text[: last.start()]
+    after = _SPACE.search(text, chars)
+    return text[: after.start()] if after is not None else text
 
 
 def encode_heads(

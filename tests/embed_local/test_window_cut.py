@@ -116,10 +116,13 @@ def test_the_cut_changes_no_token_of_the_window(
     assert list(ids) == whole(folder, text, window)
 
 
-def test_a_head_ends_before_white_space_and_within_its_bound() -> None:
+def test_a_head_ends_before_white_space_and_never_inside_a_word() -> None:
     assert head("short", 100) == "short"
     assert head("alpha beta gamma", 12) == "alpha beta"
-    assert head("x" * 50, 10) == "x" * 10  # no white space in its second half: a hard cut
+    assert head("alpha\u3000beta gamma", 12) == "alpha\u3000beta"  # any Unicode white space
+    assert head("ab " + "x" * 50 + " c", 10) == "ab"  # none in the second half: the last before it
+    assert head("x" * 50 + " tail", 10) == "x" * 50  # a first word past the bound is kept whole
+    assert head("x" * 50, 10) == "x" * 50
     assert len(head(LONG, 2048)) <= 2048
 
 

@@ -39,8 +39,6 @@ from ragd.types import DenseVector
 SLICE = 16
 #: another name for the default model, for clients that must name one
 RAGD_ALIAS = "ragd"
-#: queries embedded at once (the local model batches them; a remote one gets one request each)
-QUERY_GROUP = 32
 
 
 class InputType(StrEnum):
