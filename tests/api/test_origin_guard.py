@@ -309,3 +309,17 @@ def test_an_origin_is_compared_with_the_host_it_came_to(host: str, origin: str, 
     headers = {"Host": host, "Origin": origin, "Cookie": "ragd_session=abc"}
     status = client.post("/api/v1/tenants", headers=headers).status_code
     assert (status == 204) == passes, status
+
+
+def test_the_session_cookie_is_found_in_any_cookie_header() -> None:
+    from ragd.api.origin_guard import OriginGuard
+
+    guarded = OriginGuard(_echo_app(), ServerSettings(api_key=KEY), session_cookie="ragd_session")
+    client = TestClient(guarded, base_url="http://127.0.0.1")
+    for cookies in (["theme=dark", "ragd_session=abc"], ["__Host-ragd_session=abc"]):
+        headers = [("Origin", ATTACKER), *(("Cookie", c) for c in cookies)]
+        assert client.post("/api/v1/tenants", headers=headers).status_code == 403, cookies
+    assert (
+        client.post("/api/v1/tenants", headers={"Origin": ATTACKER, "Cookie": "theme=dark"}).status_code
+        == 204
+    )

@@ -119,10 +119,14 @@ class OriginGuard:
 
 
 def _headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
-    """The first value of each header, decoded as latin-1 (never fails)."""
+    """The first value of each header (every ``Cookie`` header's, joined), decoded as latin-1."""
     found: dict[str, str] = {}
     for name, value in raw:
-        found.setdefault(name.decode("latin-1").lower(), value.decode("latin-1").strip())
+        key, text = name.decode("latin-1").lower(), value.decode("latin-1").strip()
+        if key == "cookie" and key in found:
+            found[key] += "; " + text
+        else:
+            found.setdefault(key, text)
     return found
 
 
