@@ -177,13 +177,15 @@ def create_app(
             allow_methods=["*"],
             allow_headers=["*"],
         )
+    model_body_bytes = models.input_limits(settings.server).body_bytes
     app.add_middleware(
         BodyGate,
         settings=settings.server,
         file_routes={loader.PATH: settings.extract.max_file_bytes},
         keyless=(ui.PREFIX,),
         tenant_key=tenant_key_check(state),
-        json_routes=dict.fromkeys(models.MODEL_ROUTES, models.input_limits(settings.server).body_bytes),
+        # ragd's own models' bodies: bounded by what their limits need (relayed upstream: not ours to bound)
+        json_routes=dict.fromkeys(models.MODEL_ROUTES if model_endpoints else (), model_body_bytes),
     )
     app.add_middleware(CollapseSlashes)
     app.add_middleware(ui.UiHeaders)
