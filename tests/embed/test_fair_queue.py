@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
+from ragd.embed.base import DenseSpec
 from ragd.embed.fair_queue import FairQueue, FairTurns, work_key, working_for
 from ragd.embed.query_batcher import QueryBatcher
+from ragd.embed.serving import SLICE, InputType, ServedModels
 from ragd.types import DenseVector
-
-SLICE = 16
 
 
 def test_a_later_key_s_one_item_is_served_in_the_first_slice() -> None:
@@ -151,3 +152,51 @@ def test_the_query_batcher_serves_another_key_s_query_in_the_next_batch() -> Non
     assert "b-query" in model.calls[1], model.calls  # first come, first served put it in the 6th batch
     embedded = sorted(t for call in model.calls for t in call)
     assert embedded == sorted([f"a{i}" for i in range(40)] + ["b-query"])
+
+
+class Recording:
+    """A dense model that records each call's texts (as ``key:text`` of the caller's work key)."""
+
+    def __init__(self) -> None:
+        self.spec = DenseSpec(model="rec", dimension=2, max_tokens=16)
+        self.calls: list[list[str]] = []
+
+    @property
+    def tokenizer(self) -> None:
+        return None
+
+    async def embed_query(self, text: str) -> DenseVector:
+        return (await self.embed_documents([text]))[0]
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[DenseVector]:
+        self.calls.append([f"{work_key()}:{text}" for text in texts])
+        await asyncio.sleep(0)  # the model is busy: others may queue
+        return [np.zeros(2, dtype=np.float32) for _ in texts]
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_a_model_endpoint_request_is_embedded_in_turns_shared_by_key() -> None:
+    """Key A's 64 inputs (4 slices) and, just after, key B's one: B's slice is the second embedded."""
+    model = Recording()
+    served = ServedModels.build(model, {}, {})
+
+    async def main() -> None:
+        turns = FairTurns(slots=1)
+
+        async def request(key: str, count: int) -> int:
+            with working_for(key):
+                texts = [f"{key.lower()}{i}" for i in range(count)]
+                embedded = await served.embed(served.default, texts, InputType.DOCUMENT, turns=turns)
+                return len(embedded.vectors)
+
+        a = asyncio.create_task(request("A", 64))
+        await asyncio.sleep(0)
+        b = asyncio.create_task(request("B", 1))
+        assert list(await asyncio.gather(a, b)) == [64, 1]
+
+    asyncio.run(main())
+    assert [len(call) for call in model.calls] == [SLICE, 1, SLICE, SLICE, SLICE]
+    assert model.calls[1] == ["B:b0"]
+    assert model.calls[0][0] == "A:a0"

@@ -57,6 +57,8 @@ def _whole_pairs(tokenizer: PairTokenizer, query: str, passages: list[str]) -> l
     every overflow piece of the query with every one of the passage: gigabytes for 100k characters)."""
     inner = build_tokenizer()
     cls, sep = inner.token_to_id("[CLS]"), inner.token_to_id("[SEP]")
+    assert cls is not None
+    assert sep is not None
     q_ids = inner.encode(query, add_special_tokens=False).ids
     keep = len(q_ids) if len(q_ids) < tokenizer.budget else tokenizer.budget // 2
     pairs = []
