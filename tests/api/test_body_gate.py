@@ -97,6 +97,25 @@ def test_a_live_tenant_key_passes_the_gate(live: LiveServer, tenant_key: str) ->
     assert made.status_code == 201, made.text
 
 
+def test_a_tenant_key_is_looked_up_once_per_request(
+    live: LiveServer, tenant_key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The body gate, the rate gate and the route's principal share one catalog lookup."""
+    catalog = live.app.state.ragd.ready_services().knowledge().catalog
+    lookups: list[str] = []
+    resolve = catalog.resolve_key
+
+    async def counted(secret: str) -> object:
+        lookups.append(secret)
+        return await resolve(secret)
+
+    monkeypatch.setattr(catalog, "resolve_key", counted)
+    headers = {"Authorization": f"Bearer {tenant_key}"}
+    found = httpx.post(f"{live.url}/api/v1/search", json={"query": "gate"}, headers=headers, timeout=60)
+    assert found.status_code == 200, found.text
+    assert lookups == [tenant_key]
+
+
 @pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
 def test_the_ui_sign_in_takes_only_a_small_body(live: LiveServer, chunked: bool) -> None:
     # no key is asked for there (the key is in the body): 16 MiB of JSON cost +815 MB and 18.6 s

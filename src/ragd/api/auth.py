@@ -32,7 +32,10 @@ from ragd.errors import ConfigurationError, NotReady
 from ragd.kb_types import ADMIN_ROLE, Principal
 
 if TYPE_CHECKING:
+    from starlette.types import Scope
+
     from ragd.api.state import AppState
+    from ragd.catalog.base import TenantDirectory
 
 _bearer = HTTPBearer(auto_error=False)
 
@@ -77,20 +80,30 @@ async def principal(
     if expected is not None and hmac.compare_digest(given, expected.get_secret_value().encode()):
         return SERVICE
     if credentials.credentials.startswith(TENANT_KEY_PREFIX):
-        found = await state.ready_services().knowledge().catalog.resolve_key(credentials.credentials)
-        if found is not None:
-            return found  # type: ignore[no-any-return]
+        catalog = state.ready_services().knowledge().catalog
+        tenant = await resolve_tenant_key(request.scope, catalog, credentials.credentials)
+        if tenant is not None:
+            return tenant
     if expected is None:
         return SERVICE
     raise _unauthorized()
 
 
-def tenant_key_check(state: AppState) -> Callable[[str], Awaitable[bool]]:
+async def resolve_tenant_key(scope: Scope, catalog: TenantDirectory, secret: str) -> Principal | None:
+    """The principal of a live tenant key, looked up once per request: the body gate, the rate gate
+    and the route's :func:`principal` all ask, and the answer is kept in the request's scope."""
+    known: dict[str, Principal | None] = scope.setdefault(_RESOLVED, {})
+    if secret not in known:
+        known[secret] = await catalog.resolve_key(secret)
+    return known[secret]
+
+
+def tenant_key_check(state: AppState) -> Callable[[str, Scope], Awaitable[bool]]:
     """For the body gate (:mod:`ragd.api.gate`): whether a ``rgd_…`` token is a live tenant key, by its
     hash in the catalog.  503 ``NOT_READY`` while ragd starts (no body is read before that is known);
     False in a process with no catalog."""
 
-    async def live(secret: str) -> bool:
+    async def live(secret: str, scope: Scope) -> bool:
         try:
             catalog = state.ready_services().knowledge().catalog
         except NotReady as exc:
@@ -98,12 +111,14 @@ def tenant_key_check(state: AppState) -> Callable[[str], Awaitable[bool]]:
             raise HTTPException(status_code=503, detail=detail, headers={"Retry-After": "5"}) from exc
         except ConfigurationError:  # no knowledge-base catalog here: no tenant keys either
             return False
-        return await catalog.resolve_key(secret) is not None
+        return await resolve_tenant_key(scope, catalog, secret) is not None
 
     return live
 
 
 SERVICE = Principal(tenant_id=None, role=ADMIN_ROLE)
+#: the scope key of a request's resolved tenant keys (secret -> principal or None)
+_RESOLVED = "ragd.tenant_keys"
 #: tenant keys look like ``rgd_…``; anything else is never looked up in the catalog
 TENANT_KEY_PREFIX = "rgd_"
 Caller = Annotated[Principal, Depends(principal)]

@@ -54,7 +54,7 @@ from ragd.settings import ServerSettings
 #: the most a request may send where no key is asked for (the UI's sign-in body is ``{"key": "…"}``)
 KEYLESS_BODY_BYTES = 4096
 #: whether a ``rgd_…`` token is a live tenant key (raises HTTPException 503 while ragd is starting)
-TenantKeyCheck = Callable[[str], Awaitable[bool]]
+TenantKeyCheck = Callable[[str, Scope], Awaitable[bool]]
 
 
 class BodyGate:
@@ -126,7 +126,8 @@ class BodyGate:
                 return
             check = self._tenant_key
             tenant_shaped = token.startswith(TENANT_KEY_PREFIX.encode())
-            if check is not None and tenant_shaped and await check(token.decode("utf-8", "surrogateescape")):
+            secret = token.decode("utf-8", "surrogateescape")
+            if check is not None and tenant_shaped and await check(secret, scope):
                 return
         raise HTTPException(status_code=401, detail="Invalid API key", headers={"WWW-Authenticate": "Bearer"})
 
