@@ -86,12 +86,14 @@ class FairTurns:
         self._slots = max(1, slots)
         self._held = 0
         self._waiting: FairQueue[asyncio.Future[None]] = FairQueue()
-        #: turns granted after a wait so far, by key (for tests and metrics)
-        self.granted: list[str] = []
 
     @property
     def held(self) -> int:
         return self._held
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiting)
 
     @asynccontextmanager
     async def turn(self, key: str | None = None) -> AsyncIterator[None]:
@@ -114,7 +116,6 @@ class FairTurns:
             if granted.done() and not granted.cancelled():
                 self._release()  # granted just as it was cancelled: pass the turn on
             raise
-        self.granted.append(key)
 
     def _release(self) -> None:
         self._held -= 1
