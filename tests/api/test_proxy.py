@@ -28,6 +28,7 @@ from ragd.bootstrap.proxy import FolderProxy, proxy_services
 from ragd.cli.app import app
 from ragd.ingest.ids import file_id_for_path
 from ragd.ingest.mirror import FolderMirror
+from ragd.model_inputs import InputLimits
 from ragd.observe.metrics import Metrics
 from ragd.settings import (
     ChatSettings,
@@ -222,6 +223,19 @@ def test_an_unknown_path_goes_to_the_upstream_byte_for_byte(
     before = len(upstream.requests)
     assert http.post("/v1/embeddings", content=sent).status_code == 401
     assert len(upstream.requests) == before, "an unauthenticated request never reaches the upstream"
+
+
+def test_a_relayed_embeddings_body_is_not_held_to_ragd_s_own_models_bound(
+    http: httpx.Client, upstream: ScriptedServer
+) -> None:
+    """The proxy serves no models of its own: a body past what ragd's model endpoints would take
+    (413 there, unread) goes to the upstream, within RAGD_SERVER__MAX_JSON_BYTES."""
+    big = InputLimits().body_bytes + 100_000
+    sent = b'{"input": ["' + b"a" * big + b'"]}'
+    upstream.expect("POST", "/v1/embeddings", Reply.json({"object": "list", "data": []}))
+    r = http.post("/v1/embeddings", content=sent, headers={**AUTH, "Content-Type": "application/json"})
+    assert r.status_code == 200, r.text[:300]
+    assert len(upstream.requests_to("POST", "/v1/embeddings")[-1].body) == len(sent)
 
 
 def test_every_listed_model_is_retrieved_as_listed(http: httpx.Client, upstream: ScriptedServer) -> None:
