@@ -25,6 +25,7 @@ exception handler and the CLI prints ``code: message``.
     │   ├── QuotaExceeded (QUOTA_EXCEEDED, 413)          an ingest would take a tenant over its storage limit
     │   ├── InvalidLink (INVALID_LINK, 400)              a crawled page points at a URL no client can fetch
     │   ├── InvalidText (INVALID_TEXT, 422)              a lone surrogate or a NUL in a request's text
+    │   ├── InvalidSchedule (INVALID_SCHEDULE, 422)      a source schedule that cannot be read
     │   ├── RequestTimeout (REQUEST_TIMEOUT, 408)        a request body stalled past server.body_timeout_s
     │   ├── UnsupportedMediaType (UNSUPPORTED_MEDIA_TYPE, 415)  the request's Content-Type
     │   └── UnsupportedType (UNSUPPORTED_TYPE, 415)             a file ragd cannot read
@@ -42,8 +43,6 @@ exception handler and the CLI prints ``code: message``.
     ├── UpstreamFailed (UPSTREAM_FAILED, 502)
     ├── ObjectFetchFailed (S3_FETCH_FAILED, 502)
     ├── PageFetchFailed (FETCH_FAILED, 502)          a crawled web page
-    │   └── RenderTimeout (RENDER_TIMEOUT, 504)      a rendered page did not settle in time
-    ├── RenderUnavailable (RENDER_UNAVAILABLE, 503)  no Playwright or no Chromium to render with
     ├── SparseEmbeddingFailed (SPARSE_EMBEDDING_FAILED, 500)
     └── StoreError (QDRANT_WRITE_FAILED, 503)
         ├── StoreReadFailed (QDRANT_READ_FAILED, 503)    a search, count, scroll or facet failed
@@ -200,6 +199,15 @@ class InvalidText(InvalidRequest):
     http_status = 422
 
 
+class InvalidSchedule(InvalidRequest):
+    """A source schedule ragd cannot run: not one of an interval and a cron expression, an interval
+    under ``worker.schedule_min_interval_s``, a cron expression that does not parse, an unknown
+    time zone."""
+
+    code = "INVALID_SCHEDULE"
+    http_status = 422
+
+
 class RequestTimeout(InvalidRequest):
     """A request's body stopped arriving: no piece of it came for ``server.body_timeout_s``."""
 
@@ -299,22 +307,6 @@ class PageFetchFailed(RagError):
         super().__init__(message, hint=hint)
         #: the HTTP status of a non-2xx answer; None for a network failure
         self.status = status
-
-
-class RenderTimeout(PageFetchFailed):
-    """A page loaded in headless Chromium did not settle (its network never went quiet) within
-    ``crawl.render_timeout_s``: that page's failure, the crawl goes on."""
-
-    code = "RENDER_TIMEOUT"
-    http_status = 504
-
-
-class RenderUnavailable(RagError):
-    """A source asks for JavaScript rendering and Playwright for Python or Chromium is missing, or
-    Chromium would not start."""
-
-    code = "RENDER_UNAVAILABLE"
-    http_status = 503
 
 
 class SparseEmbeddingFailed(RagError):

@@ -199,8 +199,37 @@ class SourceKind(ParsedEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class SourceSchedule:
+    """When a source syncs on its own: every ``interval_s`` seconds, or at the slots of a 5-field
+    ``cron`` expression read in the IANA ``timezone`` (exactly one of the two; see
+    :mod:`ragd.kb.schedule_math`)."""
+
+    interval_s: float | None = None
+    cron: str | None = None
+    timezone: str = "UTC"
+
+    def to_json(self) -> dict[str, Any]:
+        if self.cron is not None:
+            return {"cron": self.cron, "timezone": self.timezone}
+        return {"interval_s": self.interval_s}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SourceSchedule:
+        interval = data.get("interval_s")
+        return cls(
+            interval_s=float(interval) if interval is not None else None,
+            cron=data.get("cron"),
+            timezone=str(data.get("timezone") or "UTC"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class SourceSpec:
-    """A source feeding a dataset; ``config`` is the kind's own settings (path, url, bucket…)."""
+    """A source feeding a dataset; ``config`` is the kind's own settings (path, url, bucket…).
+
+    ``schedule`` (None: synced by hand or by the folder watcher only) fires at ``next_run_at``
+    unless ``paused`` (a paused source keeps its schedule); ``last_run_at`` is when it last fired,
+    and the run's result is ``last_synced_at``/``last_error`` as for any sync."""
 
     id: str
     dataset_id: str
@@ -212,6 +241,10 @@ class SourceSpec:
     #: why it no longer syncs (no live grant of its tenant covers it: docs/security.md, "Sources");
     #: None while it is live
     disabled_reason: str | None = None
+    schedule: SourceSchedule | None = None
+    paused: bool = False
+    next_run_at: float | None = None
+    last_run_at: float | None = None
 
     @property
     def disabled(self) -> bool:

@@ -501,6 +501,18 @@ class WorkerSettings(BaseModel):
     backoff_s: float = Field(5.0, ge=0, description="first retry delay; doubles on every attempt")
     watch: bool = Field(True, description="watch folder sources for changes (one replica is enough)")
     debounce_ms: int = Field(1000, ge=10, description="a burst of folder edits within this makes one sync")
+    schedule: bool = Field(
+        True,
+        description="run sources' scheduled syncs (safe on every replica: each due run is claimed once)",
+    )
+    schedule_poll_s: float = Field(5.0, gt=0, description="how often the scheduler looks for due sources")
+    schedule_jitter: float = Field(
+        0.05, ge=0, le=0.5, description="a run fires up to this share of its period after its slot"
+    )
+    schedule_jitter_max_s: float = Field(300.0, ge=0, description="the jitter's upper bound in seconds")
+    schedule_min_interval_s: float = Field(
+        60.0, ge=0.1, description="the shortest interval a source schedule may ask for"
+    )
 
 
 class OtelSettings(BaseModel):
@@ -527,14 +539,6 @@ class CrawlSettings(BaseModel):
         " may); off by default so a tenant cannot reach the server's own network",
     )
     timeout_s: float = Field(20.0, gt=0)
-    chromium_path: str | None = Field(
-        None,
-        description="the Chromium that renders sources with render: true (needs ragd[render]); unset:"
-        " chromium or chromium-browser on PATH",
-    )
-    render_timeout_s: float = Field(
-        30.0, gt=0, le=600, description="a rendered page that has not settled by then fails (RENDER_TIMEOUT)"
-    )
 
 
 class LimitsSettings(BaseModel):

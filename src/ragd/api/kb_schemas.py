@@ -203,6 +203,14 @@ def chunk_out(c: StoredChunk) -> dict[str, Any]:
     }
 
 
+class ScheduleBody(_Body):
+    """A source's schedule: ``interval_s``, or ``cron`` (5 fields) with an IANA ``timezone``."""
+
+    interval_s: float | None = Field(None, description="seconds between runs")
+    cron: str | None = Field(None, max_length=200, description="minute hour day month weekday")
+    timezone: str | None = Field(None, max_length=64, description="IANA name the cron is read in (UTC)")
+
+
 def source_out(s: SourceSpec) -> dict[str, Any]:
     return {
         "id": s.id,
@@ -214,6 +222,10 @@ def source_out(s: SourceSpec) -> dict[str, Any]:
         "last_error": s.last_error,
         "disabled": s.disabled,
         "disabled_reason": s.disabled_reason,
+        "schedule": s.schedule.to_json() if s.schedule else None,
+        "paused": s.paused,
+        "next_run_at": s.next_run_at if s.schedule and not s.paused and not s.disabled else None,
+        "last_run_at": s.last_run_at,
     }
 
 

@@ -21,6 +21,8 @@ from ragd.ingest.pipeline import Ingestor
 from ragd.kb.context import KbContext
 from ragd.kb.grants import sweep_at_start
 from ragd.kb.limits_book import LimitsBook
+from ragd.kb.scheduler import SourceScheduler
+from ragd.kb.schedules import ScheduleRules
 from ragd.kb.sources import search_visibility
 from ragd.kb.watcher import FolderWatcher
 from ragd.kb.worker import Worker
@@ -113,10 +115,7 @@ def reader_factory(
                     timeout_s=crawl.timeout_s,
                     max_page_bytes=settings.extract.max_file_bytes,
                     allow_private=crawl.allow_private or config.get("allow_private") is True,
-                    render=config.get("render") is True,
-                    render_timeout_s=crawl.render_timeout_s,
-                ),
-                chromium_path=crawl.chromium_path,
+                )
             )
             try:
                 yield web
@@ -203,6 +202,11 @@ async def open_knowledge(
                 ctx, _watch, debounce_ms=settings.worker.debounce_ms, on_queue=worker.wake
             )
             tasks.append(asyncio.create_task(watcher.run(stop), name="ragd-watcher"))
+        if settings.worker.schedule:
+            scheduler = SourceScheduler(
+                ctx, schedule_rules(settings), poll_s=settings.worker.schedule_poll_s, on_queue=worker.wake
+            )
+            tasks.append(asyncio.create_task(scheduler.run(stop), name="ragd-scheduler"))
 
         async def _stop() -> None:
             stop.set()
@@ -210,6 +214,16 @@ async def open_knowledge(
 
         stack.push_async_callback(_stop)
         yield ctx, worker
+
+
+def schedule_rules(settings: Settings) -> ScheduleRules:
+    """The operator's bounds on source schedules (``worker.schedule_*``)."""
+    w = settings.worker
+    return ScheduleRules(
+        min_interval_s=w.schedule_min_interval_s,
+        jitter=w.schedule_jitter,
+        jitter_max_s=w.schedule_jitter_max_s,
+    )
 
 
 @asynccontextmanager

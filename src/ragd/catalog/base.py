@@ -28,6 +28,7 @@ from ragd.kb_types import (
     LedgerEntry,
     Principal,
     SourceGrant,
+    SourceSchedule,
     SourceSpec,
     Tenant,
     TenantUsage,
@@ -133,6 +134,30 @@ class SourceRepo(Protocol):
         ...
 
     async def forget_item(self, source_id: str, key: str) -> None: ...
+
+
+class SourceSchedules(Protocol):
+    """Sources' schedules (:mod:`ragd.kb.schedules`): a due run is fired by one claimer only."""
+
+    async def set_schedule(
+        self, source_id: str, schedule: SourceSchedule | None, next_run_at: float | None
+    ) -> SourceSpec | None:
+        """Replace the schedule and the next run; None for an unknown source."""
+        ...
+
+    async def set_paused(self, source_id: str, paused: bool, next_run_at: float | None) -> SourceSpec | None:
+        """Pause or resume, keeping the schedule; None for an unknown source."""
+        ...
+
+    async def due_sources(self, now: float, limit: int = 100) -> list[SourceSpec]:
+        """Scheduled, live, unpaused sources due at ``now``, earliest first."""
+        ...
+
+    async def fire_due(self, spec: SourceSpec, next_run_at: float, job: Job) -> Job | None:
+        """In one transaction: move the run due at ``spec.next_run_at`` on to ``next_run_at`` (None,
+        nothing queued, when another claimer did first or the source is no longer due), then queue
+        ``job`` unless a sync of the source is queued or running (that job is returned instead)."""
+        ...
 
 
 class JobQueue(Protocol):
@@ -347,6 +372,7 @@ class Catalog(
     DatasetRepo,
     FileRepo,
     SourceRepo,
+    SourceSchedules,
     JobQueue,
     SourceGrants,
     UiSessions,

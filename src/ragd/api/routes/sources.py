@@ -5,6 +5,9 @@ POST       /api/v1/datasets/{id}/sources/{source}/sync  sync now (409 SOURCE_DIS
 POST       /api/v1/datasets/{id}/sources/{source}/enable  check a disabled source against its
                                                           tenant's grants again (admin)
 DELETE     /api/v1/datasets/{id}/sources/{source}       remove, with the files it brought in
+PUT/DELETE /api/v1/datasets/{id}/sources/{source}/schedule  set / clear its schedule (admin)
+POST       /api/v1/datasets/{id}/sources/{source}/pause   keep the schedule, fire nothing (admin)
+POST       /api/v1/datasets/{id}/sources/{source}/resume  fire again from the next slot (admin)
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from fastapi import APIRouter, Depends
 
 from ragd.api.auth import Caller
 from ragd.api.deps import services
-from ragd.api.kb_schemas import SourceCreate, job_out, source_out
+from ragd.api.kb_schemas import ScheduleBody, SourceCreate, job_out, source_out
 from ragd.bootstrap import Services
+from ragd.bootstrap.knowledge import schedule_rules
+from ragd.kb import schedules
 from ragd.kb import sources as src
 
 router = APIRouter(prefix="/api/v1/datasets/{dataset_id}/sources", tags=["knowledge bases"])
@@ -62,3 +67,33 @@ async def enable_source(dataset_id: str, source_id: str, caller: Caller, svc: Sv
 async def remove_source(dataset_id: str, source_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
     files = await src.remove_source(svc.knowledge(), caller, dataset_id, source_id)
     return {"deleted": True, "id": source_id, "files_deleted": files}
+
+
+@router.put("/{source_id}/schedule")
+async def set_schedule(
+    dataset_id: str, source_id: str, body: ScheduleBody, caller: Caller, svc: Svc
+) -> dict[str, Any]:
+    rules = schedule_rules(svc.settings)
+    wanted = body.model_dump(exclude_none=True)
+    spec = await schedules.set_schedule(svc.knowledge(), caller, dataset_id, source_id, wanted, rules)
+    return {"source": source_out(spec)}
+
+
+@router.delete("/{source_id}/schedule")
+async def clear_schedule(dataset_id: str, source_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
+    rules = schedule_rules(svc.settings)
+    spec = await schedules.set_schedule(svc.knowledge(), caller, dataset_id, source_id, None, rules)
+    return {"source": source_out(spec)}
+
+
+@router.post("/{source_id}/pause")
+async def pause_source(dataset_id: str, source_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
+    return {"source": source_out(await schedules.pause(svc.knowledge(), caller, dataset_id, source_id))}
+
+
+@router.post("/{source_id}/resume")
+async def resume_source(dataset_id: str, source_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
+    rules = schedule_rules(svc.settings)
+    return {
+        "source": source_out(await schedules.resume(svc.knowledge(), caller, dataset_id, source_id, rules))
+    }

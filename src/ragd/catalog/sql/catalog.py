@@ -18,6 +18,7 @@ from ragd.catalog.sql.jobs import SqlJobs
 from ragd.catalog.sql.leases import SqlLeases
 from ragd.catalog.sql.limits import SqlLimits
 from ragd.catalog.sql.migrate import upgrade
+from ragd.catalog.sql.schedules import SqlSchedules
 from ragd.catalog.sql.sources import SqlSources
 from ragd.catalog.sql.tenants import SqlTenants
 from ragd.catalog.sql.ui_sessions import SqlUiSessions
@@ -33,6 +34,7 @@ class SqlCatalog(
     SqlDatasets,
     SqlFiles,
     SqlSources,
+    SqlSchedules,
     SqlJobs,
     SqlLeases,
     SqlGrants,

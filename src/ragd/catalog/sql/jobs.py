@@ -33,7 +33,7 @@ class SqlJobs:
                     await recount(conn, twin)
                     await bump_jobs(conn, now, twin)
                 return records.job(await load_job(conn, twin))
-            await conn.execute(insert(jobs).values(**_new_job(job, key, len(keys), now)))
+            await conn.execute(insert(jobs).values(**new_job_values(job, key, len(keys), now)))
             await _add_items(conn, job.id, keys)
             await bump_jobs(conn, now, job.id)
             return records.job(await load_job(conn, job.id))
@@ -154,7 +154,7 @@ class SqlJobs:
             return [records.job_item(r) for r in (await conn.execute(query)).mappings()]
 
 
-def _new_job(job: Job, key: str, total: int, now: float) -> dict[str, Any]:
+def new_job_values(job: Job, key: str, total: int, now: float) -> dict[str, Any]:
     return {
         "id": job.id,
         "tenant_id": job.tenant_id,

@@ -21,6 +21,7 @@ from ragd.kb_types import (
     LedgerEntry,
     SourceGrant,
     SourceKind,
+    SourceSchedule,
     SourceSpec,
     Tenant,
 )
@@ -123,6 +124,10 @@ def source(row: RowMapping) -> SourceSpec:
         last_synced_at=row["last_synced_at"],
         last_error=row["last_error"],
         disabled_reason=row["disabled_reason"],
+        schedule=SourceSchedule.from_json(row["schedule"]) if row["schedule"] else None,
+        paused=bool(row["paused"]),
+        next_run_at=row["next_run_at"],
+        last_run_at=row["last_run_at"],
     )
 
 

@@ -23,6 +23,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    false,
 )
 
 NAMING = {
@@ -114,6 +115,13 @@ sources = Table(
     #: why the source no longer syncs (its grant is gone, or it broke a rule after an upgrade);
     #: None while it is live (0005)
     Column("disabled_reason", String, nullable=True),
+    #: when it syncs on its own (0006): {"interval_s": n} or {"cron": "…", "timezone": "…"}, None
+    #: for none; a paused source keeps it; ``next_run_at`` is claimed by compare-and-set
+    Column("schedule", JSON, nullable=True),
+    Column("paused", Boolean, nullable=False, server_default=false()),
+    Column("next_run_at", Float, nullable=True),
+    Column("last_run_at", Float, nullable=True),
+    Index("ix_sources_next_run_at", "next_run_at"),
 )
 
 ledger = Table(

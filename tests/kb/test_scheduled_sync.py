@@ -1,0 +1,120 @@
+"""Scheduled syncs through the real services, job worker and catalog: a folder source on a
+one-second schedule (the issue's one-minute schedule, shortened) syncs again and again, never two
+syncs at once, and after the scheduler was stopped for three slots it syncs once, not three times.
+
+The scheduler's clock is the real one plus an offset, so "stopped for three slots" moves the
+offset instead of sleeping; the worker and its jobs run in real time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from pathlib import Path
+
+import pytest
+
+from ragd.bootstrap import open_services
+from ragd.kb.context import KbContext
+from ragd.kb.datasets import create_dataset
+from ragd.kb.scheduler import SourceScheduler
+from ragd.kb.schedules import ScheduleRules, pause, resume, set_schedule
+from ragd.kb.sources import add_source
+from ragd.kb.worker import Worker
+from ragd.kb_types import Job, JobKind, JobStatus, Principal, SourceKind
+from ragd.settings import EmbeddingSettings, Settings, WorkerSettings
+from tests.kb.conftest import run_to_end
+
+SERVICE = Principal(tenant_id=None, role="admin")
+RULES = ScheduleRules(min_interval_s=1.0, jitter=0.0)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
+
+
+async def syncs(kb: KbContext, tenant_id: str) -> list[Job]:
+    return sorted(
+        (j for j in await kb.catalog.list_jobs(tenant_id, limit=1000) if j.kind is JobKind.SYNC),
+        key=lambda j: j.created_at,
+    )
+
+
+async def finished_syncs(kb: KbContext, tenant_id: str, count: int) -> list[Job]:
+    async with asyncio.timeout(60):
+        while True:
+            jobs = await syncs(kb, tenant_id)
+            if len(jobs) >= count and all(j.status.finished for j in jobs):
+                return jobs
+            await asyncio.sleep(0.05)
+
+
+@pytest.mark.slow  # loads the model; the schedule itself takes about 3 s
+async def test_a_one_second_schedule_syncs_repeatedly_and_once_after_downtime(
+    tmp_path: Path, model_cache: Path
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Memo\nThe alderbrook memo explains the travel policy.\n")
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        embedding=EmbeddingSettings(cache_dir=model_cache),
+        worker=WorkerSettings(concurrency=2, poll_s=0.05),
+    )
+    async with open_services(settings) as services:
+        kb = services.knowledge()
+        tenant = await kb.catalog.create_tenant("t")
+        ds = await create_dataset(kb, SERVICE, name="folder", tenant_id=tenant.id)
+        spec, first = await add_source(
+            kb, SERVICE, ds.id, SourceKind.FOLDER, {"path": str(folder)}, folder_roots=[], allow_private=False
+        )
+        assert (await run_to_end(kb, first)).status is JobStatus.SUCCEEDED
+        scheduled = await set_schedule(kb, SERVICE, ds.id, spec.id, {"interval_s": 1}, RULES)
+        assert scheduled.next_run_at is not None
+        assert scheduled.next_run_at > time.time()
+
+        clock, stop = Clock(), asyncio.Event()
+        worker = Worker(kb, settings.worker)
+        scheduler = SourceScheduler(kb, RULES, poll_s=0.05, on_queue=worker.wake, clock=clock)
+        tasks = [asyncio.create_task(worker.run(stop)), asyncio.create_task(scheduler.run(stop))]
+        jobs = await finished_syncs(kb, tenant.id, 3)  # the first sync and two scheduled ones
+        stop.set()
+        await asyncio.gather(*tasks)
+        jobs = await finished_syncs(kb, tenant.id, len(jobs))
+        assert all(j.status is JobStatus.SUCCEEDED for j in jobs)
+        for before, after in itertools.pairwise(jobs):  # one after another, never two at once
+            assert before.finished_at is not None
+            assert after.started_at is not None
+            assert after.started_at >= before.finished_at
+        ran = await kb.catalog.get_source(spec.id)
+        assert ran is not None
+        assert ran.last_run_at is not None
+        assert ran.last_error is None
+
+        clock.offset += 3.5  # the scheduler is down for three slots
+        again = SourceScheduler(kb, RULES, poll_s=0.05, clock=clock)
+        assert await again.tick() == [spec.id]
+        assert await again.tick() == []  # the missed slots owe nothing more
+        back = await kb.catalog.get_source(spec.id)
+        assert back is not None
+        assert back.next_run_at is not None
+        assert clock() < back.next_run_at <= clock() + 1.0
+        queued = (await syncs(kb, tenant.id))[len(jobs) :]
+        assert len(queued) == 1
+        assert (await run_to_end(kb, queued[0])).status is JobStatus.SUCCEEDED
+
+        await pause(kb, SERVICE, ds.id, spec.id)
+        clock.offset += 10
+        assert await again.tick() == []  # a paused source keeps its schedule and never fires
+        kept = await kb.catalog.get_source(spec.id)
+        assert kept is not None
+        assert kept.paused
+        assert kept.schedule == scheduled.schedule
+        resumed = await resume(kb, SERVICE, ds.id, spec.id, RULES)
+        assert resumed.next_run_at is not None
+        assert resumed.next_run_at > time.time()
