@@ -61,6 +61,8 @@ KEYS = {
 class Answer:
     status: str = "no answer"
     sent_mib: float = 0.0
+    #: when the answer's first bytes arrived (perf_counter), not when the sender thread let go
+    answered_at: float = 0.0
 
 
 def one_request(
@@ -97,6 +99,7 @@ def one_request(
     sender.start()
     try:
         answer.status = sock.recv(4096).decode("latin-1").split("\r\n", 1)[0].removeprefix("HTTP/1.1 ")
+        answer.answered_at = time.perf_counter()
     except OSError as exc:
         answer.status = type(exc).__name__
     finally:
@@ -129,7 +132,8 @@ def batch(
             t.join()
     return {
         "growth": max(0.0, peak.server - before),
-        "seconds": time.perf_counter() - started,
+        # until the last answer arrived (a sender blocked in sendall may take longer to let go)
+        "seconds": max((a.answered_at or time.perf_counter()) for a in answers) - started,
         "statuses": sorted({a.status.split(" ")[0] for a in answers}),
         "sent": max(a.sent_mib for a in answers),
     }
