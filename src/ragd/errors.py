@@ -43,6 +43,8 @@ exception handler and the CLI prints ``code: message``.
     ├── UpstreamFailed (UPSTREAM_FAILED, 502)
     ├── ObjectFetchFailed (S3_FETCH_FAILED, 502)
     ├── PageFetchFailed (FETCH_FAILED, 502)          a crawled web page
+    │   └── RenderTimeout (RENDER_TIMEOUT, 504)      a rendered page did not settle in time
+    ├── RenderUnavailable (RENDER_UNAVAILABLE, 503)  no Playwright or no Chromium to render with
     ├── SparseEmbeddingFailed (SPARSE_EMBEDDING_FAILED, 500)
     └── StoreError (QDRANT_WRITE_FAILED, 503)
         ├── StoreReadFailed (QDRANT_READ_FAILED, 503)    a search, count, scroll or facet failed
@@ -307,6 +309,22 @@ class PageFetchFailed(RagError):
         super().__init__(message, hint=hint)
         #: the HTTP status of a non-2xx answer; None for a network failure
         self.status = status
+
+
+class RenderTimeout(PageFetchFailed):
+    """A page loaded in headless Chromium did not settle (its network never went quiet) within
+    ``crawl.render_timeout_s``: that page's failure, the crawl goes on."""
+
+    code = "RENDER_TIMEOUT"
+    http_status = 504
+
+
+class RenderUnavailable(RagError):
+    """A source asks for JavaScript rendering and Playwright for Python or Chromium is missing, or
+    Chromium would not start."""
+
+    code = "RENDER_UNAVAILABLE"
+    http_status = 503
 
 
 class SparseEmbeddingFailed(RagError):

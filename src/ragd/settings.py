@@ -539,6 +539,14 @@ class CrawlSettings(BaseModel):
         " may); off by default so a tenant cannot reach the server's own network",
     )
     timeout_s: float = Field(20.0, gt=0)
+    chromium_path: str | None = Field(
+        None,
+        description="the Chromium that renders sources with render: true (needs ragd[render]); unset:"
+        " chromium or chromium-browser on PATH",
+    )
+    render_timeout_s: float = Field(
+        30.0, gt=0, le=600, description="a rendered page that has not settled by then fails (RENDER_TIMEOUT)"
+    )
 
 
 class LimitsSettings(BaseModel):

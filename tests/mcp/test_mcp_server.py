@@ -22,7 +22,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from ragd.api.app import create_app
+from ragd.errors import RenderUnavailable
 from ragd.settings import CrawlSettings, EmbeddingSettings, ServerSettings, Settings, WorkerSettings
+from ragd.sources.render import find_chromium
 from tests.kb.conftest import Api, new_tenant
 from tests.sources.site import LoopbackSite, Page
 from tests.support.fake_dns import PUBLIC, FakeDns
@@ -235,6 +237,47 @@ async def test_the_service_key_sees_every_collection_and_adds_pages(
             page = {"dataset_id": world["handbook"]["id"], "url": web.url("/doc")}
             assert "PRIVATE_ADDRESS" in error(await editor.call_tool("add_url", page))  # not for tenants
         assert web.page_paths() == ["/doc", "/empty"]
+
+
+@pytest.mark.slow
+async def test_add_url_with_render_makes_a_page_written_by_javascript_searchable(server: LiveServer) -> None:
+    """Without render the page is empty (its text is written by a script from JSON); with it, the
+    text is indexed and found.  Needs Chromium and Playwright (skips without)."""
+    try:
+        find_chromium(None)
+    except RenderUnavailable:
+        pytest.skip("no Chromium: apt-get install chromium")
+    pytest.importorskip("playwright.async_api")
+    script = (
+        "fetch('/facts.json').then(r => r.json()).then(d => { document.getElementById('main')"
+        ".innerHTML = '<article><h1>Otters</h1><p>' + d.text + '</p></article>'; });"
+    )
+    fact = (
+        "The river station counts the sea otters every Tuesday at dawn, and the count of the "
+        "Kelpwood colony was 48 otters, two more than last spring after the storm season."
+    )
+    site = {
+        "/app": Page(
+            f"<!DOCTYPE html><html><head><title>Otters</title></head><body><main id='main'></main>"
+            f"<script>{script}</script></body></html>".encode()
+        ),
+        "/facts.json": Page(f'{{"text": "{fact}"}}'.encode(), content_type="application/json"),
+    }
+    with LoopbackSite(site) as web:
+        async with http_client(server, SERVICE_KEY) as service:
+            page = {"collection": "rendered-notes", "url": web.url("/app")}
+            assert "EMPTY_DOCUMENT" in error(await service.call_tool("add_url", page))
+            added = ok(await service.call_tool("add_url", {**page, "render": True}))
+            assert added["chunks"] >= 1
+            assert added["source"] == web.url("/app")
+            hits = ok(
+                await service.call_tool(
+                    "search",
+                    {"query": "How many otters in the Kelpwood colony?", "collections": ["rendered-notes"]},
+                )
+            )
+            assert "48 otters" in hits["hits"][0]["text"]
+        assert web.page_paths() == ["/app", "/app", "/facts.json"]
 
 
 async def test_add_url_of_a_page_redirecting_to_javascript_is_a_tool_error(server: LiveServer) -> None:

@@ -115,7 +115,10 @@ def reader_factory(
                     timeout_s=crawl.timeout_s,
                     max_page_bytes=settings.extract.max_file_bytes,
                     allow_private=crawl.allow_private or config.get("allow_private") is True,
-                )
+                    render=config.get("render") is True,
+                    render_timeout_s=crawl.render_timeout_s,
+                ),
+                chromium_path=crawl.chromium_path,
             )
             try:
                 yield web

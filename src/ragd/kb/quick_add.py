@@ -10,7 +10,9 @@ replaces the file instead of duplicating it.  A raw collection's file goes throu
 A URL is read as a one-page crawl by the web source reader (robots.txt, redirects only within
 the page's site section, the page size limit), with the web sources' address check when it is
 added and at every connection: a tenant key reaches only public addresses unless
-``crawl.allow_private`` (403 PRIVATE_ADDRESS).
+``crawl.allow_private`` (403 PRIVATE_ADDRESS).  With ``render`` the page is loaded in headless
+Chromium as a web source with ``render: true`` is (:mod:`ragd.sources.render`; 503
+RENDER_UNAVAILABLE without ragd[render] or Chromium, RENDER_TIMEOUT when it does not settle).
 
     writer role / service key  -> dataset (by id, or by its collection name)
     service key                -> raw collection
@@ -104,12 +106,21 @@ async def add_text(ctx: KbContext, principal: Principal, target: Target, name: s
 
 @audit.audited("file.add", "file", result_target=lambda added: added.file_id)
 async def add_url(
-    ctx: KbContext, principal: Principal, target: Target, url: str, *, allow_private: bool
+    ctx: KbContext,
+    principal: Principal,
+    target: Target,
+    url: str,
+    *,
+    allow_private: bool,
+    render: bool = False,
 ) -> Added:
-    """Fetch the page at ``url`` and index its text (the file's source is the page's URL)."""
+    """Fetch the page at ``url`` (rendered in Chromium with ``render``) and index its text (the
+    file's source is the page's URL)."""
     private_ok = await check_url(principal, url, allow_private=allow_private)
     where = await _resolve(ctx, principal, target)
-    item, document = await fetch_page(ctx, url, allow_private=private_ok)
+    if render:
+        audit.note(render=True)
+    item, document = await fetch_page(ctx, url, allow_private=private_ok, render=render)
     name = _page_name(item.name)
     if isinstance(where, str):
         ref = FileRef(
@@ -125,12 +136,17 @@ async def add_url(
     return Added(entry.id, name, item.key, where.collection_name, where.id, outcome.status, outcome.chunks)
 
 
-async def fetch_page(ctx: KbContext, url: str, *, allow_private: bool = False) -> tuple[SourceItem, Document]:
+async def fetch_page(
+    ctx: KbContext, url: str, *, allow_private: bool = False, render: bool = False
+) -> tuple[SourceItem, Document]:
     """The one page at ``url`` as the web source reads it (a one-page crawl; its connections
-    checked as a web source's are, unless ``allow_private`` or the ``crawl.allow_private`` setting)."""
+    checked as a web source's are, unless ``allow_private`` or the ``crawl.allow_private`` setting;
+    loaded in headless Chromium with ``render``)."""
     config: dict[str, object] = {"url": url, "max_depth": 0, "max_pages": 1}
     if allow_private:
         config["allow_private"] = True
+    if render:
+        config["render"] = True
     spec = SourceSpec(id="add-url", dataset_id="", kind=SourceKind.WEB, config=config)
     async with ctx.reader_for(spec) as reader:
         async for item in reader.scan():

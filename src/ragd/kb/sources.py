@@ -4,7 +4,7 @@ Config per kind (validated here, used by the reader the composition root builds)
 
     folder  {"path": "/srv/docs", "ignore": ["*.tmp"]}           watched for changes
     web     {"url": "https://site/docs/", "max_depth": 3, "max_pages": 500,
-             "path_prefix": "/docs/", "delay_s": 0.5}
+             "path_prefix": "/docs/", "delay_s": 0.5, "render": true}   render: headless Chromium
     s3      {"bucket": "b", "prefix": "team/"}
 
 A folder or S3 source must lie inside a live grant of its dataset's tenant
@@ -53,6 +53,8 @@ class WebConfig(BaseModel):
     max_pages: int | None = Field(None, ge=1, le=100_000)
     path_prefix: str | None = Field(None, max_length=500)
     delay_s: float | None = Field(None, ge=0, le=60)
+    #: load each page in headless Chromium and read the DOM its scripts leave (ragd[render])
+    render: bool | None = None
 
 
 class S3Config(BaseModel):

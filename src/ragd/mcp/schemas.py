@@ -73,6 +73,11 @@ class AddTextArgs(_Destination):
 
 class AddUrlArgs(_Destination):
     url: str = Field(min_length=1, max_length=2000, description="an http(s) page to fetch and index")
+    render: bool = Field(
+        False,
+        description="load the page in headless Chromium first, for pages whose text is written by"
+        " JavaScript (slower; needs the server's ragd[render] and Chromium)",
+    )
 
 
 class HitView(BaseModel):

@@ -87,7 +87,10 @@ async def text(svc: Services, caller: Principal, args: AddTextArgs) -> AddResult
 async def url(svc: Services, caller: Principal, args: AddUrlArgs) -> AddResult:
     target = Target(dataset_id=args.dataset_id, collection=args.collection)
     allow_private = svc.settings.crawl.allow_private
-    return AddResult.of(await add_url(svc.knowledge(), caller, target, args.url, allow_private=allow_private))
+    added = await add_url(
+        svc.knowledge(), caller, target, args.url, allow_private=allow_private, render=args.render
+    )
+    return AddResult.of(added)
 
 
 @dataclass(frozen=True, slots=True)

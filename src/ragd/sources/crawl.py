@@ -20,7 +20,11 @@ What a page becomes:
   whole scope: the pages only that page links to were not reached, so a sync removes
   nothing this time;
 * any content type but HTML or plain text, and a redirect out of scope, are
-  skipped silently.
+  skipped silently;
+* with a ``render`` step (a spec with ``render``: :mod:`ragd.sources.render`), an HTML answer is
+  then loaded in headless Chromium and its settled DOM read instead of the body; a page that
+  does not settle is ``RENDER_TIMEOUT`` (it may pass: it hides the scope), and no renderer at all
+  (:class:`RenderUnavailable`) ends the crawl.
 
 The start page is different: if it cannot be fetched the crawl raises (a 404 is
 :class:`NotFound`, a robots.txt ban :class:`Forbidden`, a redirect out of scope
@@ -33,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from ragd.errors import (
@@ -44,6 +48,7 @@ from ragd.errors import (
     PageFetchFailed,
     PrivateAddress,
     RagError,
+    RenderUnavailable,
     UnsupportedType,
 )
 from ragd.observe.logging import sanitize
@@ -52,11 +57,14 @@ from ragd.sources.crawl_spec import CrawlSpec
 from ragd.sources.polite_fetch import Fetched, PoliteFetcher
 from ragd.sources.robots import RobotsPolicy, read_robots
 from ragd.sources.urls import Scope, canonical_url
-from ragd.sources.web_page import ParsedPage, is_readable, page_item, parse_page
+from ragd.sources.web_page import HTML_TYPES, ParsedPage, is_readable, page_item, parse_page
 
 logger = logging.getLogger(__name__)
 
 MAX_REDIRECTS = 10
+
+#: a fetched HTML page to the same page as a browser leaves it (given robots.txt's verdict on URLs)
+Render = Callable[[Fetched, Callable[[str], bool]], Awaitable[Fetched]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +73,9 @@ class _Visit:
     links: tuple[str, ...] = ()
 
 
-async def crawl(spec: CrawlSpec, fetcher: PoliteFetcher) -> AsyncIterator[SourceItem | ItemFailure]:
+async def crawl(
+    spec: CrawlSpec, fetcher: PoliteFetcher, render: Render | None = None
+) -> AsyncIterator[SourceItem | ItemFailure]:
     """Every page of the crawl (see the module docstring); robots.txt is read first."""
     scope, start = spec.scope, spec.canonical_start
     robots = await read_robots(fetcher, scope, spec.user_agent)
@@ -73,7 +83,7 @@ async def crawl(spec: CrawlSpec, fetcher: PoliteFetcher) -> AsyncIterator[Source
     if not robots.allows(start):
         agent = spec.user_agent
         raise Forbidden(f"robots.txt of {scope.origin} disallows the start URL {start} for {agent!r}")
-    visitor = _Visitor(fetcher, scope, robots)
+    visitor = _Visitor(fetcher, scope, robots, render)
     queue: deque[tuple[str, int]] = deque([(start, 0)])
     queued = {start}
     counted = 0
@@ -96,11 +106,14 @@ async def crawl(spec: CrawlSpec, fetcher: PoliteFetcher) -> AsyncIterator[Source
 class _Visitor:
     """Fetches and reads one page at a time; remembers the keys already visited."""
 
-    def __init__(self, fetcher: PoliteFetcher, scope: Scope, robots: RobotsPolicy) -> None:
+    def __init__(
+        self, fetcher: PoliteFetcher, scope: Scope, robots: RobotsPolicy, render: Render | None
+    ) -> None:
         self.keys: set[str] = set()
         self._fetcher = fetcher
         self._scope = scope
         self._robots = robots
+        self._render = render
 
     async def visit(self, url: str, *, is_start: bool) -> _Visit:
         key = url
@@ -113,6 +126,8 @@ class _Visitor:
             if isinstance(page, _Skip):
                 return self._skip(url, page, is_start=is_start)
         except RagError as exc:
+            if isinstance(exc, RenderUnavailable):
+                raise
             if is_start:
                 if isinstance(exc, PageFetchFailed) and exc.status == 404:
                     raise NotFound(exc.message, hint="check the start URL") from exc
@@ -156,6 +171,8 @@ class _Visitor:
         if not is_readable(fetched):
             kind = fetched.content_type or "unknown"
             return _Skip(f"is {kind}, not an HTML or text page", UnsupportedType)
+        if self._render is not None and (fetched.content_type in HTML_TYPES or not fetched.content_type):
+            fetched = await self._render(fetched, self._robots.allows)
         return await asyncio.to_thread(parse_page, fetched)
 
     def _key(self, url: str, canonical: str | None) -> str:

@@ -25,6 +25,9 @@ class CrawlSpec:
     #: may connect to loopback, private and link-local addresses (the service key's sources, or
     #: crawl.allow_private); else every connection is checked (ragd.sources.guarded_http)
     allow_private: bool = False
+    #: load each HTML page in headless Chromium and read the DOM its scripts leave (ragd.sources.render)
+    render: bool = False
+    render_timeout_s: float = 30.0  # a rendered page that has not settled by then is RENDER_TIMEOUT
 
     def __post_init__(self) -> None:
         parse_start_url(self.start_url)
@@ -35,6 +38,9 @@ class CrawlSpec:
         _check(math.isfinite(self.delay_s) and self.delay_s >= 0, "delay_s must be >= 0")
         _check(math.isfinite(self.timeout_s) and self.timeout_s > 0, "timeout_s must be > 0")
         _check(self.max_page_bytes >= 1, "max_page_bytes must be >= 1")
+        _check(
+            math.isfinite(self.render_timeout_s) and self.render_timeout_s > 0, "render_timeout_s must be > 0"
+        )
         agent = self.user_agent
         _check(bool(agent.strip()) and agent.isprintable(), "user_agent must be printable text")
 

@@ -15,6 +15,9 @@ request starts at least ``delay_s`` apart (longer if robots.txt asks).  Unless t
 ``allow_private``, every connection is made by :func:`ragd.sources.guarded_http.guarded_client`:
 the host's addresses are checked at each connection and the socket goes to a checked one
 (``network`` opens it; tests pass their own).  A ``client`` given is used as it is.
+A spec with ``render`` loads each HTML page in headless Chromium (:mod:`ragd.sources.render`,
+``chromium_path`` or Chromium on PATH), every request it makes sent through the same client;
+the browser starts at the first page and :meth:`WebSource.aclose` ends it.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from ragd.sources.crawl import MAX_REDIRECTS, crawl
 from ragd.sources.crawl_spec import CrawlSpec
 from ragd.sources.guarded_http import crawl_client
 from ragd.sources.polite_fetch import Clock, Fetched, PoliteFetcher, PoliteGate, Sleep
+from ragd.sources.render import PageRenderer
 from ragd.sources.urls import canonical_url
 from ragd.sources.web_page import is_readable, page_document, parse_page
 from ragd.types import Blob, Document
@@ -51,6 +55,7 @@ class WebSource:
         network: httpcore.AsyncNetworkBackend | None = None,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
+        chromium_path: str | None = None,
     ) -> None:
         self.spec = spec
         self._owns_client = client is None
@@ -65,10 +70,19 @@ class WebSource:
             timeout_s=spec.timeout_s,
             max_bytes=spec.max_page_bytes,
         )
+        self.renderer: PageRenderer | None = None
+        if spec.render:
+            self.renderer = PageRenderer(
+                self._client,
+                chromium_path=chromium_path,
+                timeout_s=spec.render_timeout_s,
+                max_bytes=spec.max_page_bytes,
+                user_agent=spec.user_agent,
+            )
 
     def scan(self) -> AsyncIterator[SourceItem | ItemFailure]:
         """Crawl the site now; raises a RagError when the start page cannot be fetched at all."""
-        return crawl(self.spec, self._fetcher)
+        return crawl(self.spec, self._fetcher, self.renderer.render if self.renderer else None)
 
     async def load(self, item: SourceItem) -> Document:
         """The item's Document: the one it carries, else its URL fetched and extracted again.
@@ -81,6 +95,8 @@ class WebSource:
         if not is_readable(fetched):
             kind = fetched.content_type or "untyped"
             raise UnsupportedType(f"{item.key} is {kind}, not an HTML or text page")
+        if self.renderer is not None and fetched.content_type != "text/plain":
+            fetched = await self.renderer.render(fetched)
         page = await asyncio.to_thread(parse_page, fetched)
         return page_document(item.key, page)
 
@@ -88,9 +104,13 @@ class WebSource:
         """Nothing to release: a web source hands out Documents, never Blobs."""
 
     async def aclose(self) -> None:
-        """Close the HTTP client if this source created it."""
-        if self._owns_client:
-            await self._client.aclose()
+        """Close the browser, if one was started, and the HTTP client if this source created it."""
+        try:
+            if self.renderer is not None:
+                await self.renderer.aclose()
+        finally:
+            if self._owns_client:
+                await self._client.aclose()
 
     async def _fetch(self, key: str) -> Fetched:
         """``GET key``, following redirects within the crawl's scope."""
