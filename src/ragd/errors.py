@@ -25,7 +25,9 @@ exception handler and the CLI prints ``code: message``.
     │   ├── QuotaExceeded (QUOTA_EXCEEDED, 413)          an ingest would take a tenant over its storage limit
     │   ├── InvalidLink (INVALID_LINK, 400)              a crawled page points at a URL no client can fetch
     │   ├── InvalidText (INVALID_TEXT, 422)              a lone surrogate or a NUL in a request's text
+    │   ├── BackupInvalid (BACKUP_INVALID, 422)          a backup is incomplete, corrupt or not ragd's
     │   ├── InvalidSchedule (INVALID_SCHEDULE, 422)      a source schedule that cannot be read
+    │   ├── ArchiveInvalid (ARCHIVE_INVALID, 422)        a dataset archive to import is corrupt or unsafe
     │   ├── RequestTimeout (REQUEST_TIMEOUT, 408)        a request body stalled past server.body_timeout_s
     │   ├── UnsupportedMediaType (UNSUPPORTED_MEDIA_TYPE, 415)  the request's Content-Type
     │   └── UnsupportedType (UNSUPPORTED_TYPE, 415)             a file ragd cannot read
@@ -207,6 +209,21 @@ class InvalidSchedule(InvalidRequest):
     time zone."""
 
     code = "INVALID_SCHEDULE"
+    http_status = 422
+
+
+class ArchiveInvalid(InvalidRequest):
+    """A dataset archive to import is truncated, tampered with (a part's size or SHA-256), not ragd's,
+    or unsafe (a member that is not a regular file, a name outside the format, too many members)."""
+
+    code = "ARCHIVE_INVALID"
+    http_status = 422
+
+
+class BackupInvalid(InvalidRequest):
+    """A backup to restore is incomplete, corrupt (a part's size or SHA-256) or not a ragd backup."""
+
+    code = "BACKUP_INVALID"
     http_status = 422
 
 

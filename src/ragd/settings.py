@@ -462,6 +462,15 @@ class CatalogSettings(BaseModel):
         " sharing a PostgreSQL catalog need a shared folder here",
     )
     max_upload_files: int = Field(100, ge=1, le=10_000, description="files in one upload request")
+    max_archive_bytes: int = Field(
+        4 << 30,
+        ge=1024,
+        description="a dataset archive to import (POST /api/v1/datasets/import): its size, and what its"
+        " members unpack to in all (FILE_TOO_LARGE over it)",
+    )
+    max_archive_members: int = Field(
+        1_000_000, ge=2, description="members of a dataset archive to import (ARCHIVE_INVALID over it)"
+    )
     folder_roots: Annotated[tuple[Path, ...], NoDecode] = Field(
         (),
         description="comma list of folders that bound every folder grant and tenant folder source (a"
@@ -487,6 +496,16 @@ class AuditSettings(BaseModel):
     )
     failed_auth_window_s: float = Field(
         60.0, gt=0, le=86_400, description="the window of failed_auth_burst; at most one record per window"
+    )
+
+
+class BackupSettings(BaseModel):
+    """Backups taken by a running server (``POST /api/v1/system/backup``, ``ragd backup`` while
+    ``ragd serve`` holds the index): docs/operations.md, "Backup and restore"."""
+
+    dir: Path | None = Field(
+        None,
+        description="where the server writes backups, each in a folder of its own (None: <data_dir>/backups)",
     )
 
 
@@ -624,6 +643,7 @@ class Settings(BaseSettings):
     s3: S3Settings = S3Settings()
     catalog: CatalogSettings = CatalogSettings()
     audit: AuditSettings = AuditSettings()
+    backup: BackupSettings = BackupSettings()
     worker: WorkerSettings = WorkerSettings()
     crawl: CrawlSettings = CrawlSettings()
     otel: OtelSettings = OtelSettings()
@@ -654,6 +674,10 @@ class Settings(BaseSettings):
     @property
     def files_dir(self) -> Path:
         return self.catalog.files_dir or self.data_dir / "files"
+
+    @property
+    def backup_dir(self) -> Path:
+        return self.backup.dir or self.data_dir / "backups"
 
     @property
     def model_cache_dir(self) -> Path:

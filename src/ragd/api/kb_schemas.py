@@ -84,6 +84,12 @@ class UploadForm(BaseModel):
     files: list[bytes] = Field(description="one part per file, each named 'files' with its filename")
 
 
+class ArchiveForm(BaseModel):
+    """``POST /api/v1/datasets/import`` as multipart/form-data (documentation only)."""
+
+    archive: bytes = Field(description="the tar of GET /api/v1/datasets/{id}/export (a part named archive)")
+
+
 class FileUpdate(_Body):
     enabled: bool
 

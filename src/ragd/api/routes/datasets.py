@@ -1,6 +1,8 @@
 """Datasets and their files, and search scoped by the key (see docs/knowledge-bases.md).
 
 POST/GET        /api/v1/datasets                      create / list readable
+GET             /api/v1/datasets/{id}/export          a portable archive of it (tar, streamed)
+POST            /api/v1/datasets/import               a new dataset from such an archive (multipart)
 GET/PATCH/DELETE /api/v1/datasets/{id}
 POST/GET        /api/v1/datasets/{id}/files           upload many (multipart) -> job / list
 GET/PATCH/DELETE /api/v1/datasets/{id}/files/{file}   read / enable-disable / delete
@@ -18,11 +20,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 from ragd.api.auth import Caller
 from ragd.api.deps import MULTIPART_OVERHEAD, services
 from ragd.api.kb_schemas import (
+    ArchiveForm,
     DatasetCreate,
     DatasetUpdate,
     FileUpdate,
@@ -42,6 +45,9 @@ from ragd.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
 from ragd.kb import chunks
 from ragd.kb import datasets as ds
 from ragd.kb import files as fs
+from ragd.kb.archive_reader import ArchiveLimits
+from ragd.kb.dataset_export import export_dataset
+from ragd.kb.dataset_import import import_dataset
 from ragd.kb.reach import CollectionCount, list_reach
 from ragd.kb.scoped_search import search_scoped
 from ragd.kb.search import search_datasets
@@ -75,6 +81,70 @@ async def list_datasets(caller: Caller, svc: Svc) -> dict[str, Any]:
     datasets = await ds.list_datasets(kb, caller)
     stats = await ds.dataset_stats(kb, datasets)
     return {"datasets": [dataset_out(d, stats[d.id]) for d in datasets]}
+
+
+@router.get("/datasets/{dataset_id}/export", response_class=StreamingResponse)
+async def export_archive(dataset_id: str, caller: Caller, svc: Svc) -> StreamingResponse:
+    """The dataset as a tar: its settings, files, stored uploads, chunks with their vectors and
+    the manifest entry of its model, with a SHA-256 per part (docs/knowledge-bases.md)."""
+    export = await export_dataset(svc.knowledge(), caller, dataset_id, svc.manifest)
+    return StreamingResponse(
+        export.stream,
+        media_type="application/x-tar",
+        headers={"Content-Disposition": f'attachment; filename="{export.filename}"'},
+    )
+
+
+@router.post(
+    "/datasets/import",
+    status_code=201,
+    openapi_extra=request_body({"multipart/form-data": ArchiveForm}),
+)
+async def import_archive(
+    request: Request,
+    caller: Caller,
+    svc: Svc,
+    tenant_id: Annotated[
+        str | None, Query(max_length=64, description="the service key names the tenant")
+    ] = None,
+    name: Annotated[str | None, Query(max_length=200, description="instead of the archive's name")] = None,
+    reembed: Annotated[bool, Query(description="index the uploads again when the model differs")] = False,
+) -> dict[str, Any]:
+    """multipart/form-data with the archive in a part named ``archive`` (or ``file``)."""
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";")[0].strip().lower() != "multipart/form-data":
+        raise UnsupportedMediaType("upload the archive as multipart/form-data (a part named 'archive')")
+    limits = ArchiveLimits(svc.settings.catalog.max_archive_bytes, svc.settings.catalog.max_archive_members)
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limits.max_bytes + MULTIPART_OVERHEAD:
+        raise PayloadTooLarge(
+            f"an archive is at most {limits.max_bytes} bytes", hint="raise RAGD_CATALOG__MAX_ARCHIVE_BYTES"
+        )
+    with tempfile.TemporaryDirectory(prefix="ragd-archive-") as tmp:
+        form = await read_form(
+            request.stream(), content_type, tmp_dir=Path(tmp), max_file_bytes=limits.max_bytes
+        )
+        part = form.file("archive") or form.file("file")
+        if part is None:
+            raise InvalidRequest("no archive in the upload (a multipart part named 'archive')")
+        done = await import_dataset(
+            svc.knowledge(),
+            caller,
+            part.path,
+            manifest=svc.manifest,
+            limits=limits,
+            tenant_id=tenant_id,
+            name=name,
+            reembed=reembed,
+        )
+    if done.job is not None:
+        svc.wake_worker()
+    return {
+        "dataset": await _with_stats(svc, done.dataset),
+        "files": done.files,
+        "points": done.points,
+        "job": job_out(done.job) if done.job is not None else None,
+    }
 
 
 @router.get("/datasets/{dataset_id}")
