@@ -30,6 +30,7 @@ from ragd.api.origin_guard import OriginGuard
 from ragd.api.rates import RateGate
 from ragd.api.routes import (
     audit,
+    backup,
     chat,
     datasets,
     documents,
@@ -152,6 +153,7 @@ def create_app(
         loader.router,
         system.router,
         stats.router,
+        backup.router,
     ):
         app.include_router(router)
     if model_endpoints:

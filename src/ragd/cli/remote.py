@@ -143,6 +143,10 @@ class RemoteIndex:
             seconds=time.perf_counter() - started,
         )
 
+    async def backup(self, name: str) -> dict[str, Any]:
+        """``POST /api/v1/system/backup``: the server writes a backup named ``name`` in its backup dir."""
+        return await self._json("POST", "/api/v1/system/backup", json={"name": name})
+
     async def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         try:
             response = await self._client.request(method, path, **kwargs)

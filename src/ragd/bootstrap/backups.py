@@ -1,0 +1,131 @@
+"""Backup and restore wired to the configured backends (docs/operations.md, "Backup and restore").
+
+:func:`backup_services` backs up the services of this process (a running server's, or a CLI's
+own); :func:`restore_into` restores a verified backup into the empty data dir of ``settings``.
+Only a SQLite catalog is copied here: a PostgreSQL catalog is refused with the ``pg_dump`` hint.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragd.bootstrap import Services, build_store
+from ragd.bootstrap.knowledge import open_catalog_only
+from ragd.catalog.sql.snapshot import copy_catalog, install_catalog, sqlite_path
+from ragd.errors import Conflict
+from ragd.kb import audit
+from ragd.kb import backup_format as fmt
+from ragd.kb.backup import BackupReport, take_backup
+from ragd.kb.restore import apply_fixes, catalog_files, plan_points, read_points, write_points
+from ragd.kb_types import AuditOutcome
+from ragd.settings import Settings
+from ragd.store.manifest_io import manifest_from_dict, manifest_to_dict
+from ragd.types import PointFilter
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreReport:
+    points: int
+    dropped: int
+    files_to_reindex: tuple[str, ...]
+    uploads: int
+
+
+async def backup_services(services: Services, dest: Path, *, client: str | None = None) -> BackupReport:
+    """A backup of the open services into ``dest``, recorded as ``system.backup`` when there is a catalog."""
+    settings = services.settings
+    sqlite_path(settings.catalog_url)  # a PostgreSQL catalog: refused before anything is written
+    try:
+        report = await take_backup(
+            dest,
+            store=services.store,
+            index_manifest=manifest_to_dict(services.manifest),
+            copy_catalog=lambda path: copy_catalog(settings.catalog_url, path),
+            files_dir=settings.files_dir,
+        )
+    except Exception as exc:
+        await _record(services, "system.backup", dest, {"error": str(exc)[:300]}, client, failed=True)
+        raise
+    detail = {"points": report.points, "bytes": report.bytes, "uploads": report.files}
+    await _record(services, "system.backup", dest, detail, client)
+    return report
+
+
+async def _record(
+    services: Services,
+    action: str,
+    dest: Path,
+    detail: Mapping[str, object],
+    client: str | None,
+    *,
+    failed: bool = False,
+) -> None:
+    if services.kb is None:
+        return
+    outcome = AuditOutcome.FAILED if failed else AuditOutcome.OK
+    await audit.record(
+        services.kb.catalog,
+        audit.OPERATOR,
+        action,
+        outcome=outcome,
+        target_kind="backup",
+        target_id=str(dest),
+        detail=detail,
+        client=client,
+    )
+
+
+async def restore_into(settings: Settings, src: Path) -> RestoreReport:
+    """Verify every part of the backup at ``src``, then restore it into the empty data dir."""
+    _require_empty(settings)
+    info = fmt.verify_backup(src)  # nothing is written before this passes
+    manifest = manifest_from_dict(info.index_manifest, str(src / fmt.MANIFEST))
+    install_catalog(settings.catalog_url, src / fmt.CATALOG)
+    async with open_catalog_only(settings) as catalog:
+        files, collections = await catalog_files(catalog)
+        plan = plan_points(read_points(src / fmt.INDEX), files, collections)
+        store = build_store(settings)
+        await store.open(manifest)
+        try:
+            if await store.count(PointFilter()):
+                raise Conflict(
+                    "the index to restore into is not empty", hint="restore into an empty collection"
+                )
+            written = await write_points(store, src / fmt.INDEX, plan.keep)
+            await store.optimize()
+        finally:
+            await store.close()
+        uploads = _restore_uploads(src / fmt.FILES, settings.files_dir)
+        await apply_fixes(catalog, plan.fixes)
+        await audit.record(
+            catalog,
+            audit.OPERATOR,
+            "system.restore",
+            target_kind="backup",
+            target_id=str(src),
+            detail={"points": written, "dropped": plan.dropped, "reindex": len(plan.fixes)},
+            client=audit.CLI_CLIENT,
+        )
+    return RestoreReport(written, plan.dropped, tuple(e.id for e in plan.fixes), uploads)
+
+
+def _require_empty(settings: Settings) -> None:
+    catalog = sqlite_path(settings.catalog_url)
+    if catalog.exists():
+        raise Conflict(f"a catalog already exists at {catalog}", hint="restore into an empty data dir")
+    shard = settings.data_dir / "qdrant" / settings.store.collection
+    if settings.store.backend == "edge" and shard.is_dir() and any(shard.iterdir()):
+        raise Conflict(f"an index already exists at {shard}", hint="restore into an empty data dir")
+    files = settings.files_dir
+    if files.is_dir() and any(files.iterdir()):
+        raise Conflict(f"stored uploads already exist in {files}", hint="restore into an empty data dir")
+
+
+def _restore_uploads(source: Path, target: Path) -> int:
+    if not source.is_dir():
+        return 0
+    shutil.copytree(source, target, dirs_exist_ok=True)
+    return sum(1 for p in source.rglob("*") if p.is_file())
