@@ -108,7 +108,7 @@ async def test_text_written_by_javascript_is_read_only_when_rendered(site: Loopb
     assert set(found) == {site.url("/"), site.url("/b")}
     assert "quarterly zebra migration" in found[site.url("/")]
     assert source.renderer is not None
-    assert source.renderer.blocked == [(site.url("/hidden/tracker.json"), "robots.txt disallows it")]
+    assert list(source.renderer.blocked) == [(site.url("/hidden/tracker.json"), "robots.txt disallows it")]
     # the page's own request went through ragd's client, each page was fetched once, robots.txt kept
     assert site.page_paths().count("/") == 2
     assert "/data.json" in site.page_paths()
@@ -155,12 +155,13 @@ async def test_a_script_that_calls_a_private_address_is_refused(
 @pytest.mark.slow
 async def test_a_page_that_never_settles_is_render_timeout_and_the_crawl_goes_on(site: LoopbackSite) -> None:
     path = chromium()
-    site.pages["/"] = Page.html("Home", "<p>" + WRITTEN + "</p>", links=["/busy", "/b"])
+    site.pages["/"] = Page.html("Home", "<p>" + WRITTEN + "</p>", links=["/busy", "/spin", "/b"])
     site.pages["/busy"] = js_page("setInterval(() => fetch('/ping?' + Date.now()), 100);")
+    site.pages["/spin"] = js_page("setTimeout(() => { for (;;) {} }, 0);")  # never yields again
     spec = CrawlSpec(site.url("/"), delay_s=0, allow_private=True, render=True, render_timeout_s=2)
     entries, _ = await crawl(spec, chromium_path=path)
     failures = {e.key: e.code for e in entries if isinstance(e, ItemFailure)}
-    assert failures == {site.url("/busy"): "RENDER_TIMEOUT"}
+    assert failures == {site.url("/busy"): "RENDER_TIMEOUT", site.url("/spin"): "RENDER_TIMEOUT"}
     assert set(texts(entries)) == {site.url("/"), site.url("/b")}
     busy = next(e for e in entries if isinstance(e, ItemFailure))
     assert busy.hides is not None  # it may settle next time: the sync deletes nothing

@@ -18,7 +18,9 @@ crawl's :func:`ragd.sources.guarded_http.crawl_client`, whose every connection c
 addresses it resolves to, redirect hops included -- so a script that calls ``127.0.0.1`` or a
 name that resolves to a private address gets a network error (recorded in :attr:`blocked`).
 Aborted: another main-frame navigation (a script sending the page elsewhere), images, media and
-fonts (no text), a same-site URL robots.txt disallows, a body over ``max_bytes``.  WebSockets
+fonts (no text), a same-site URL robots.txt disallows, a body over ``max_bytes``.  After a page
+that did not settle the browser is closed (a script spinning forever may hold its renderer) and
+started again for the next page.  WebSockets
 are closed unconnected, service workers blocked, downloads refused, popups closed; a dead proxy
 (``127.0.0.1:9``, loopback not bypassed) and WebRTC limited to proxied UDP catch anything that
 slipped past the routes.  One browser per renderer (a crawl), launched at the first page, one
@@ -34,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -102,8 +105,8 @@ class PageRenderer:
         self._playwright: Any = None
         self._browser: Any = None
         self._context: Any = None
-        #: every request refused by the address check or the rules above: (url, reason)
-        self.blocked: list[tuple[str, str]] = []
+        #: the last requests refused by the address check or the rules above: (url, reason)
+        self.blocked: deque[tuple[str, str]] = deque(maxlen=100)
 
     async def render(self, fetched: Fetched, allows: Allows | None = None) -> Fetched:
         """``fetched`` loaded in Chromium: its body replaced by the settled DOM (UTF-8 HTML)."""
@@ -114,8 +117,12 @@ class PageRenderer:
             try:
                 await page.route("**/*", router.handle)
                 html = await self._settle(page, fetched.url)
+            except RenderTimeout:
+                await self.aclose()  # the next page gets a fresh browser
+                raise
             finally:
-                await _close(page)
+                if self._context is not None:
+                    await _close(page)
         body = html.encode("utf-8")
         if len(body) > self._max_bytes:
             limit = self._max_bytes
@@ -225,7 +232,7 @@ class _Router:
         request = route.request
         url = str(request.url)
         if request.is_navigation_request() and request.frame == self._page.main_frame:
-            if self._loaded or url != self._fetched.url:
+            if self._loaded:  # the first is the page itself (goto), whatever Chromium's spelling
                 await self._renderer.refuse(route, url, "the page navigates away")
                 return
             self._loaded = True
