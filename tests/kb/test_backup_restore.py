@@ -24,13 +24,16 @@ from ragd.cli.app import app
 from ragd.errors import BackupInvalid, ConfigurationError
 from ragd.kb import backup as backup_module
 from ragd.kb.datasets import create_dataset
+from ragd.kb.files import Upload, upload_files
+from ragd.kb.indexing import index_entry
 from ragd.kb.search import search_datasets
 from ragd.kb.sources import add_source
 from ragd.kb.worker import Worker
-from ragd.kb_types import FileStatus, Principal, SourceKind
+from ragd.kb_types import FileStatus, JobStatus, Principal, SourceKind
 from ragd.settings import CatalogSettings, EmbeddingSettings, Settings, WorkerSettings
 from ragd.store.base import VectorStore
 from ragd.types import PointFilter
+from tests.kb.conftest import run_to_end
 
 SERVICE = Principal(tenant_id=None, role="admin")
 TOPICS = [
@@ -142,6 +145,13 @@ async def test_a_backup_during_an_ingest_restores_whole_files_and_a_quiet_one_th
         finally:
             stop.set()
             await worker
+        memo = tmp_path / "memo.md"
+        memo.write_text("# Upload\n\nThe uploaded memo says the archive room opens at dawn.\n")
+        (uploaded,), upload_job = await upload_files(
+            kb, SERVICE, ds.id, [Upload(name="memo.md", path=memo, size=memo.stat().st_size)]
+        )
+        assert (await run_to_end(kb, upload_job)).status is JobStatus.SUCCEEDED
+        kept = kb.upload_path(ds.id, uploaded.id).read_bytes()
         principal = (await kb.catalog.resolve_key(secret)) or SERVICE
         before = await hits_of(services, principal)
         assert sum(bool(h) for h in before) == len(QUERIES)
@@ -158,7 +168,7 @@ async def test_a_backup_during_an_ingest_restores_whole_files_and_a_quiet_one_th
 
     await restore_into(settings_for(tmp_path / "r2", model_cache), tmp_path / "quiet")
     async with open_services(settings_for(tmp_path / "r2", model_cache)) as restored:
-        assert await catalog_agrees_with_index(restored) == (40, quiet.points)
+        assert await catalog_agrees_with_index(restored) == (41, quiet.points)
         rkb = restored.knowledge()
         assert [t.id for t in await rkb.catalog.list_tenants()] == [tenant.id]
         assert [k.id for k in await rkb.catalog.list_keys(tenant.id)] == [key.id]
@@ -167,6 +177,10 @@ async def test_a_backup_during_an_ingest_restores_whole_files_and_a_quiet_one_th
         assert same_key.tenant_id == tenant.id
         assert await rkb.catalog.dataset_stats([ds.id]) == stats_before
         assert await hits_of(restored, same_key) == before
+        assert rkb.upload_path(ds.id, uploaded.id).read_bytes() == kept  # a stored upload re-indexes
+        entry = await rkb.catalog.get_file(uploaded.id)
+        assert entry is not None
+        assert (await index_entry(rkb, ds, entry, force=True)).chunks == entry.chunks
 
 
 def make_backup(tmp_path: Path) -> Path:
