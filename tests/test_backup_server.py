@@ -55,7 +55,12 @@ def test_backup_through_a_running_server_restores_to_the_same_search(
         denied = httpx.post(f"{server}/api/v1/system/backup", json={"name": "t"}, headers=tenant_auth)
         assert denied.status_code == 403
         trail = httpx.get(f"{server}/api/v1/audit", params={"action": "system.backup"}, headers=auth).json()
-        assert sorted(r["outcome"] for r in trail["records"]) == ["failed", "ok"]  # newest first: the 409
+        outcomes = [(r["outcome"], r["target_id"], r["detail"].get("code")) for r in trail["records"]]
+        assert outcomes == [
+            ("denied", "t", "FORBIDDEN"),
+            ("failed", "first", "CONFLICT"),
+            ("ok", "first", None),
+        ]
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)

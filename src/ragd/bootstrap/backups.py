@@ -15,12 +15,12 @@ from pathlib import Path
 from ragd.bootstrap import Services, build_store
 from ragd.bootstrap.knowledge import open_catalog_only
 from ragd.catalog.sql.snapshot import copy_catalog, install_catalog, sqlite_path
-from ragd.errors import Conflict
+from ragd.errors import Conflict, Forbidden
 from ragd.kb import audit
 from ragd.kb import backup_format as fmt
 from ragd.kb.backup import BackupReport, take_backup
 from ragd.kb.restore import apply_fixes, catalog_files, plan_points, read_points, write_points
-from ragd.kb_types import AuditOutcome
+from ragd.kb_types import AuditOutcome, Principal
 from ragd.settings import Settings
 from ragd.store.manifest_io import manifest_from_dict, manifest_to_dict
 from ragd.types import PointFilter
@@ -34,8 +34,14 @@ class RestoreReport:
     uploads: int
 
 
-async def backup_services(services: Services, dest: Path, *, client: str | None = None) -> BackupReport:
-    """A backup of the open services into ``dest``, recorded as ``system.backup`` when there is a catalog."""
+async def backup_services(
+    services: Services, dest: Path, *, principal: Principal = audit.OPERATOR, client: str | None = None
+) -> BackupReport:
+    """A backup of the open services into ``dest`` for the service key (``principal``), recorded as
+    ``system.backup`` (ok, failed, or denied for any other key) when there is a catalog."""
+    if not principal.is_service:
+        await _record(services, principal, dest, {"code": Forbidden.code}, client, AuditOutcome.DENIED)
+        raise Forbidden("backups are for the service key (RAGD_SERVER__API_KEY)")
     settings = services.settings
     sqlite_path(settings.catalog_url)  # a PostgreSQL catalog: refused before anything is written
     try:
@@ -47,32 +53,31 @@ async def backup_services(services: Services, dest: Path, *, client: str | None 
             files_dir=settings.files_dir,
         )
     except Exception as exc:
-        await _record(services, "system.backup", dest, {"error": str(exc)[:300]}, client, failed=True)
+        detail = {"code": getattr(exc, "code", "PIPELINE_FAILED"), "error": str(exc)[:300]}
+        await _record(services, principal, dest, detail, client, AuditOutcome.FAILED)
         raise
     detail = {"points": report.points, "bytes": report.bytes, "uploads": report.files}
-    await _record(services, "system.backup", dest, detail, client)
+    await _record(services, principal, dest, detail, client, AuditOutcome.OK)
     return report
 
 
 async def _record(
     services: Services,
-    action: str,
+    principal: Principal,
     dest: Path,
     detail: Mapping[str, object],
     client: str | None,
-    *,
-    failed: bool = False,
+    outcome: AuditOutcome,
 ) -> None:
     if services.kb is None:
         return
-    outcome = AuditOutcome.FAILED if failed else AuditOutcome.OK
     await audit.record(
         services.kb.catalog,
-        audit.OPERATOR,
-        action,
+        principal,
+        "system.backup",
         outcome=outcome,
         target_kind="backup",
-        target_id=str(dest),
+        target_id=dest.name,
         detail=detail,
         client=client,
     )

@@ -19,7 +19,7 @@ from ragd.api.auth import Caller
 from ragd.api.deps import services
 from ragd.bootstrap import Services
 from ragd.bootstrap.backups import backup_services
-from ragd.errors import Forbidden, InvalidRequest
+from ragd.errors import InvalidRequest
 
 router = APIRouter(prefix="/api/v1", tags=["system"])
 
@@ -36,14 +36,12 @@ class BackupRequest(BaseModel):
 async def backup(
     caller: Caller, svc: Annotated[Services, Depends(services)], body: BackupRequest | None = None
 ) -> dict[str, Any]:
-    if not caller.is_service:
-        raise Forbidden("backups are for the service key (RAGD_SERVER__API_KEY)")
     name = (body.name if body else None) or time.strftime("ragd-%Y%m%d-%H%M%S", time.gmtime())
     if not NAME.match(name):
         raise InvalidRequest(
             "a backup name is 1-100 letters, digits, '.', '_' or '-', not starting with a dot"
         )
-    report = await backup_services(svc, svc.settings.backup_dir / name)
+    report = await backup_services(svc, svc.settings.backup_dir / name, principal=caller)
     return {
         "path": str(report.path),
         "name": name,
