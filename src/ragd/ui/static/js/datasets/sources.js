@@ -27,6 +27,7 @@ export function configSummary(s) {
       c.max_depth !== undefined ? `depth ${c.max_depth}` : null,
       c.path_prefix ? `under ${c.path_prefix}` : null,
       c.delay_s !== undefined ? `${c.delay_s} s apart` : null,
+      c.render ? "rendered (JavaScript)" : null,
     ].filter(Boolean);
     return [c.url, knobs.join(" · ") || null];
   }
@@ -50,6 +51,7 @@ function kindFields() {
         max_depth: num("max_depth", { min: 0, max: 20, placeholder: "3" }),
         path_prefix: text("path_prefix", { placeholder: "/docs/" }),
         delay_s: num("delay_s", { min: 0, max: 60, step: "0.1", placeholder: "0.5" }),
+        render: h("input", { type: "checkbox", name: "render" }),
       },
       labels: {
         url: ["Start URL", "Same site only; robots.txt is respected."],
@@ -57,11 +59,13 @@ function kindFields() {
         max_depth: ["Max depth"],
         path_prefix: ["Path prefix", "Default: the start URL's folder."],
         delay_s: ["Delay (s)", "Between two requests."],
+        render: ["Render JavaScript", "For sites whose text is written by scripts: each page is loaded in headless Chromium (slower; the server needs ragd[render])."],
       },
       read: (c) => {
         const out = { url: c.url.value.trim() };
         for (const k of ["max_pages", "max_depth", "delay_s"]) if (c[k].value !== "") out[k] = Number(c[k].value);
         if (c.path_prefix.value.trim()) out.path_prefix = c.path_prefix.value.trim();
+        if (c.render.checked) out.render = true;
         return out;
       },
     },
