@@ -214,3 +214,24 @@ def test_a_web_source_config_with_render_builds_a_rendering_reader(tmp_path: Pat
             return reader
 
     assert asyncio.run(built_plain()).renderer is None
+
+
+@pytest.mark.slow
+async def test_websockets_and_popups_reach_nothing_even_where_private_addresses_may(
+    site: LoopbackSite,
+) -> None:
+    """On a crawl allowed to reach loopback, a script's WebSocket and popup still open no connection:
+    the WebSocket is closed unconnected and a popup is closed (its requests are not routed, and the
+    browser's dead proxy takes what is not routed)."""
+    path = chromium()
+    with LoopbackSite({"/ws": Page.text("upgrade me"), "/popup": Page.text("popped")}) as other:
+        port = other.url("/").rsplit(":", 1)[1].rstrip("/")
+        calls = (
+            f"try {{ new WebSocket('ws://127.0.0.1:{port}/ws'); }} catch (e) {{}}"
+            f"window.open('http://127.0.0.1:{port}/popup');"
+        )
+        site.pages["/"] = js_page(calls + WRITER)
+        spec = CrawlSpec(site.url("/"), delay_s=0, max_depth=0, allow_private=True, render=True)
+        entries, _ = await crawl(spec, chromium_path=path)
+        assert "quarterly zebra migration" in texts(entries)[site.url("/")]
+        assert other.requests == []
