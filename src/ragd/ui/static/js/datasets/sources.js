@@ -1,8 +1,9 @@
-// The Sources tab: the dataset's folder, web and S3 sources with their last sync; admins add one
-// (a first sync starts at once), sync now (the job's progress shown live) and remove.
+// The Sources tab: the dataset's folder, web and S3 sources with their last sync and schedule;
+// admins add one (a first sync starts at once), sync now (the job's progress shown live), set,
+// pause or resume its schedule (docs/knowledge-bases.md#schedules) and remove.
 
 import { api, ApiError } from "../api.js";
-import { confirmDialog, dataTable, field, fmtTime, h, toast } from "../dom.js";
+import { confirmDialog, dataTable, field, fmtDuration, fmtTime, h, toast } from "../dom.js";
 import { followJob, jobSummary } from "./jobs.js";
 import { jobWord } from "./status.js";
 import { parseRoles as splitList } from "./form.js";
@@ -33,6 +34,81 @@ export function configSummary(s) {
   }
   if (s.kind === "s3") return [`s3://${c.bucket}/${c.prefix || ""}`, null];
   return [JSON.stringify(c), null];
+}
+
+/** A source's schedule in a few words: "every 1.0 h", "cron 0 3 * * * (Europe/Berlin)", or null. */
+export function scheduleSummary(s) {
+  const sc = s.schedule;
+  if (!sc) return null;
+  if (sc.cron) return `cron ${sc.cron} (${sc.timezone || "UTC"})`;
+  return `every ${fmtDuration(sc.interval_s)}`;
+}
+
+function scheduleCell(s) {
+  const summary = scheduleSummary(s);
+  if (!summary) return h("span", { class: "muted" }, "by hand");
+  const next = s.paused
+    ? h("span", { class: "badge badge-disabled" }, "paused")
+    : h("small", {}, `next ${fmtTime(s.next_run_at)}`);
+  const last = s.last_run_at ? h("small", { class: "muted" }, `last run ${fmtTime(s.last_run_at, { relative: true })}`) : null;
+  return h("div", { class: "source-schedule" }, h("span", { class: "mono" }, summary), next, last);
+}
+
+/** The form that sets one source's schedule: an interval in minutes, or cron with a time zone. */
+function scheduleForm(onSave, onClear) {
+  const how = h("select", { name: "how" }, h("option", { value: "interval" }, "Every … minutes"), h("option", { value: "cron" }, "Cron expression"));
+  const minutes = h("input", { type: "number", name: "minutes", min: 1, step: "1", value: "60", inputmode: "numeric" });
+  const cron = h("input", { type: "text", name: "cron", autocomplete: "off", placeholder: "0 3 * * *" });
+  const zone = h("input", { type: "text", name: "timezone", autocomplete: "off", value: Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC" });
+  const title = h("h3", {}, "Schedule");
+  const error = h("p", { class: "error", role: "alert" });
+  const intervalRow = h("div", { class: "form-row wrap" }, field("Minutes", minutes, "Between two syncs."));
+  const cronRow = h("div", { class: "form-row wrap" }, field("Cron", cron, "minute hour day month weekday"), field("Time zone", zone, "An IANA name: Europe/Berlin."));
+  const show = () => {
+    intervalRow.hidden = how.value !== "interval";
+    cronRow.hidden = how.value !== "cron";
+  };
+  how.addEventListener("change", show);
+  const save = h("button", { type: "submit", class: "primary" }, "Save schedule");
+  const clearBtn = h("button", { type: "button" }, "No schedule");
+  const cancel = h("button", { type: "button" }, "Cancel");
+  const form = h("form", { class: "card schedule-form", hidden: true }, title, field("Runs", how), intervalRow, cronRow, error, h("div", { class: "actions" }, save, clearBtn, cancel));
+  let target = null;
+  const run = async (work) => {
+    error.textContent = "";
+    save.disabled = clearBtn.disabled = true;
+    try {
+      await work(target);
+      form.hidden = true;
+    } catch (err) {
+      error.textContent = describe(err);
+    } finally {
+      save.disabled = clearBtn.disabled = false;
+    }
+  };
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const body = how.value === "cron" ? { cron: cron.value.trim(), timezone: zone.value.trim() || "UTC" } : { interval_s: Number(minutes.value) * 60 };
+    run((s) => onSave(s, body));
+  });
+  clearBtn.addEventListener("click", () => run((s) => onClear(s)));
+  cancel.addEventListener("click", () => (form.hidden = true));
+  const open = (s) => {
+    target = s;
+    title.textContent = `Schedule of ${configSummary(s)[0]}`;
+    const sc = s.schedule || {};
+    how.value = sc.cron ? "cron" : "interval";
+    if (sc.cron) {
+      cron.value = sc.cron;
+      zone.value = sc.timezone || "UTC";
+    } else if (sc.interval_s) minutes.value = String(Math.max(1, Math.round(sc.interval_s / 60)));
+    error.textContent = "";
+    show();
+    form.hidden = false;
+    (how.value === "cron" ? cron : minutes).focus();
+  };
+  show();
+  return { form, open };
 }
 
 function kindFields() {
@@ -124,6 +200,29 @@ export function sourcesPanel(ctx, dataset, { onChange }) {
     refresh();
   };
 
+  const scheduleUrl = (s, verb) => `${base}/${encodeURIComponent(s.id)}/${verb}`;
+  const schedule = scheduleForm(
+    async (s, body) => {
+      await api("PUT", scheduleUrl(s, "schedule"), { json: body });
+      toast("Schedule saved.", "ok");
+      refresh();
+    },
+    async (s) => {
+      await api("DELETE", scheduleUrl(s, "schedule"));
+      toast("Schedule removed: it syncs by hand only.", "ok");
+      refresh();
+    },
+  );
+  const pauseOrResume = async (s) => {
+    try {
+      await api("POST", scheduleUrl(s, s.paused ? "resume" : "pause"));
+      toast(s.paused ? "Resumed: it runs from the next slot." : "Paused: the schedule is kept.", "ok");
+    } catch (err) {
+      toast(describe(err), "error");
+    }
+    refresh();
+  };
+
   const remove = async (s) => {
     if (!(await confirmDialog(`Remove the source ${configSummary(s)[0]} and the files it brought in?`, { confirm: "Remove" }))) return;
     try {
@@ -149,6 +248,7 @@ export function sourcesPanel(ctx, dataset, { onChange }) {
     },
     { key: "last_synced_at", label: "Last sync", render: (s) => fmtTime(s.last_synced_at, { relative: true }) },
     { key: "last_error", label: "Last error", render: (s) => (s.last_error ? h("span", { class: "error" }, s.last_error) : "–") },
+    { key: "schedule", label: "Schedule", render: scheduleCell, sort: (s) => (s.schedule && !s.paused ? s.next_run_at || 0 : Infinity) },
     {
       // disabled: no grant of the tenant covers it any more (docs/knowledge-bases.md#source-grants)
       key: "disabled",
@@ -171,6 +271,14 @@ export function sourcesPanel(ctx, dataset, { onChange }) {
               s.disabled
                 ? h("button", { type: "button", class: "small", "aria-label": `Enable ${configSummary(s)[0]}`, onclick: () => enable(s) }, "Enable")
                 : h("button", { type: "button", class: "small", "aria-label": `Sync ${configSummary(s)[0]} now`, onclick: () => sync(s) }, "Sync now"),
+              h("button", { type: "button", class: "small", "aria-label": `Schedule ${configSummary(s)[0]}`, onclick: () => schedule.open(s) }, "Schedule"),
+              s.schedule
+                ? h(
+                    "button",
+                    { type: "button", class: "small", "aria-label": `${s.paused ? "Resume" : "Pause"} ${configSummary(s)[0]}`, onclick: () => pauseOrResume(s) },
+                    s.paused ? "Resume" : "Pause",
+                  )
+                : null,
               h("button", { type: "button", class: "small danger", "aria-label": `Remove ${configSummary(s)[0]}`, onclick: () => remove(s) }, "Remove"),
             ),
         }
@@ -188,7 +296,14 @@ export function sourcesPanel(ctx, dataset, { onChange }) {
     }
   }
 
-  const el = h("div", { class: "sources-panel" }, progress, h("div", { class: "table-wrap" }, table), admin ? addForm() : h("p", { class: "muted" }, "Only the tenant's admins add or change sources."));
+  const el = h(
+    "div",
+    { class: "sources-panel" },
+    progress,
+    h("div", { class: "table-wrap" }, table),
+    admin ? schedule.form : null,
+    admin ? addForm() : h("p", { class: "muted" }, "Only the tenant's admins add or change sources."),
+  );
 
   function addForm() {
     const kinds = kindFields();
