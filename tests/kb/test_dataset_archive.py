@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from ragd.api.app import create_app
+from ragd.cli.app import app as cli
 from ragd.embed.bm25 import Bm25SparseEmbedder
 from ragd.embed.local_onnx import OnnxDenseEmbedder
 from ragd.settings import CatalogSettings
@@ -368,3 +370,38 @@ def test_another_model_is_index_mismatch_or_embedded_again(exported: dict[str, A
     assert importer.wait_job(body["job"]["id"])["status"] == "succeeded"
     hits = importer.search(QUERIES[0], body["dataset"]["id"])
     assert view(hits)[:1] == view(exported["hits"][QUERIES[0]])[:1]
+
+
+def test_ragd_export_and_import_go_through_the_servers(
+    servers: tuple[LiveServer, LiveServer], exported: dict[str, Any], tmp_path: Path
+) -> None:
+    one, two = servers
+    dest = tmp_path / "notes.tar"
+    runner = CliRunner()
+    key = exported["api"].key
+    done = runner.invoke(cli, ["export", exported["id"], str(dest), "--url", one.url, "--key", key])
+    assert done.exit_code == 0, done.output
+    assert members(dest.read_bytes()).keys() == members(exported["archive"]).keys()
+    service = client(two.url)
+    chosen, admin = tenant(service, "by cli")
+    args = [
+        "import",
+        str(dest),
+        "--tenant",
+        chosen,
+        "--name",
+        "via cli",
+        "--url",
+        two.url,
+        "--key",
+        SERVICE_KEY,
+    ]
+    done = runner.invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    assert dataset_names(admin) == ["via cli"]
+    (dataset,) = admin.ok("GET", "/api/v1/datasets")["datasets"]
+    assert view(admin.search(QUERIES[1], dataset["id"])) == view(exported["hits"][QUERIES[1]])
+    (tmp_path / "bad.tar").write_bytes(b"not a tar" * 100)
+    done = runner.invoke(cli, ["import", str(tmp_path / "bad.tar"), "--url", two.url, "--key", admin.key])
+    assert done.exit_code == 2
+    assert "ARCHIVE_INVALID" in done.output

@@ -20,6 +20,7 @@ from rich.markup import escape
 
 from ragd.bootstrap import Services, open_services
 from ragd.cli import render
+from ragd.cli.archive import export_command, import_command
 from ragd.cli.audit import audit_command
 from ragd.cli.backup import backup_command, restore_command
 from ragd.cli.held import refuse_if_served, run_remote, via_server
@@ -585,6 +586,8 @@ app.add_typer(keys_app, name="keys")
 app.add_typer(grants_app, name="grants")
 app.add_typer(jobs_app, name="jobs")
 app.command("audit")(audit_command)
+app.command("export")(export_command)
+app.command("import")(import_command)
 app.command("backup")(backup_command)
 app.command("restore")(restore_command)
 
