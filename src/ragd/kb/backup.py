@@ -10,6 +10,7 @@ re-index.  Searches and writes never wait for a backup.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import os
@@ -18,13 +19,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ragd import __version__
 from ragd.errors import Conflict
 from ragd.kb import backup_format as fmt
 from ragd.store.base import VectorStore
-from ragd.types import PointFilter
+from ragd.types import PointFilter, StoredChunk
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +55,12 @@ async def take_backup(
     _prepare(dest)
     parts: list[fmt.Part] = []
     catalog = dest / fmt.CATALOG
-    copy_catalog(catalog)  # first: the index read after it holds at least what it records
-    parts.append(_part(dest, catalog))
+    # blocking work runs off the event loop: searches and ingests go on while a server backs up
+    await asyncio.to_thread(copy_catalog, catalog)  # first: the index read after it holds what it records
+    parts.append(await asyncio.to_thread(_part, dest, catalog))
     points, index_part = await _dump_index(store, dest / fmt.INDEX)
     parts.append(index_part)
-    parts.extend(_copy_uploads(files_dir, dest / fmt.FILES, dest))
+    parts.extend(await asyncio.to_thread(_copy_uploads, files_dir, dest / fmt.FILES, dest))
     info = fmt.BackupInfo(
         root=dest,
         created_at=time.time(),
@@ -97,20 +99,28 @@ async def _dump_index(store: VectorStore, path: Path) -> tuple[int, fmt.Part]:
     points = size = 0
     offset: str | None = None
     with path.open("wb") as fh:
+
+        def write(page: list[StoredChunk]) -> int:
+            block = "".join(fmt.encode_point(c) + "\n" for c in page).encode("utf-8")
+            fh.write(block)
+            digest.update(block)
+            return len(block)
+
         while True:
             page, offset = await store.scroll(
                 PointFilter(), limit=SCROLL_PAGE, offset=offset, with_vectors=True
             )
-            block = "".join(fmt.encode_point(c) + "\n" for c in page).encode("utf-8")
-            fh.write(block)
-            digest.update(block)
+            size += await asyncio.to_thread(write, page)
             points += len(page)
-            size += len(block)
             if offset is None:
                 break
-        fh.flush()
-        os.fsync(fh.fileno())
+        await asyncio.to_thread(_sync, fh)
     return points, fmt.Part(path=fmt.INDEX, bytes=size, sha256=digest.hexdigest())
+
+
+def _sync(fh: BinaryIO) -> None:
+    fh.flush()
+    os.fsync(fh.fileno())
 
 
 def _copy_uploads(files_dir: Path, into: Path, root: Path) -> list[fmt.Part]:
