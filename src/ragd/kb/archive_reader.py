@@ -3,9 +3,10 @@
 Refused (ARCHIVE_INVALID): a file that is not an uncompressed tar or ends early, a member that is
 not a regular file (a symlink, a hard link, a folder, a device, a sparse file), a member name
 outside the format (``../x``, ``/etc/x``, anything but :data:`archive_format.MEMBER_NAME`), a
-name given twice, more than ``max_members`` members, a manifest that is not ``ragd-dataset/1``,
-and any member missing from the manifest, absent, or of another size or SHA-256.  Members that
-unpack to more than ``max_bytes`` in all are FILE_TOO_LARGE.
+name given twice, more than ``max_members`` members, an extended header (pax, GNU long name) over
+:data:`MAX_META_BYTES` (read before tarfile would hold it in memory), a manifest that is not
+``ragd-dataset/1``, and any member missing from the manifest, absent, or of another size or
+SHA-256.  Members that unpack to more than ``max_bytes`` in all are FILE_TOO_LARGE.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from ragd.kb import archive_format as af
 
 _READ = 1 << 20
 MAX_MANIFEST_BYTES = 64 << 20
+#: the largest pax or GNU long-name header accepted (tarfile reads one whole into memory)
+MAX_META_BYTES = 1 << 20
+_META_TYPES = frozenset(b"xgLK")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +46,7 @@ class Unpacked:
 def unpack(archive: Path, dest: Path, limits: ArchiveLimits) -> Unpacked:
     """Unpack ``archive`` into the empty folder ``dest`` and verify it (see the module's doc)."""
     try:
+        _check_meta_headers(archive)
         sums = _extract(archive, dest, limits)
     except (tarfile.TarError, EOFError) as exc:
         raise ArchiveInvalid(f"the archive is not a complete tar file ({exc})") from exc
@@ -63,6 +68,37 @@ def unpack(archive: Path, dest: Path, limits: ArchiveLimits) -> Unpacked:
         raise ArchiveInvalid(f"the archive has no {af.FILES}")
     points = sorted(n for n in parts if n.startswith("points-"))
     return Unpacked(dest, manifest, tuple(dest / n for n in points))
+
+
+def _check_meta_headers(archive: Path) -> None:
+    """Walk the tar's headers: an extended header over MAX_META_BYTES is refused before tarfile
+    reads it (a malformed header is left to tarfile to refuse)."""
+    size_of_file = archive.stat().st_size
+    offset = 0
+    with archive.open("rb") as fh:
+        while offset + tarfile.BLOCKSIZE <= size_of_file:
+            fh.seek(offset)
+            block = fh.read(tarfile.BLOCKSIZE)
+            if block.count(0) == tarfile.BLOCKSIZE:
+                return
+            size = _header_size(block[124:136])
+            if size is None:
+                return
+            if block[156] in _META_TYPES and size > MAX_META_BYTES:
+                raise ArchiveInvalid(
+                    f"the archive has an extended header of {size} bytes (at most {MAX_META_BYTES})"
+                )
+            offset += tarfile.BLOCKSIZE + -(-size // tarfile.BLOCKSIZE) * tarfile.BLOCKSIZE
+
+
+def _header_size(field: bytes) -> int | None:
+    """A header's size field: octal digits, or base-256 when its first bit is set."""
+    if field[0] & 0x80:
+        return int.from_bytes(field[1:], "big")
+    try:
+        return int(field.split(b"\0", 1)[0].strip() or b"0", 8)
+    except ValueError:
+        return None
 
 
 def _extract(archive: Path, dest: Path, limits: ArchiveLimits) -> dict[str, tuple[int, str]]:
