@@ -1,6 +1,6 @@
-"""Source schedules over HTTP on a live service (SQLite and PostgreSQL catalogs): set, show, pause,
-resume and clear; a schedule that cannot run is 422 INVALID_SCHEDULE; only tenant admins change
-schedules; each change is in the audit trail."""
+"""Source schedules over HTTP and `ragd sources` on a live service (SQLite and PostgreSQL catalogs):
+set, show, pause, resume and clear; a schedule that cannot run is 422 INVALID_SCHEDULE; only
+tenant admins change schedules; each change is in the audit trail."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from click.testing import Result
+from typer.testing import CliRunner
+
+from ragd.cli.app import app as cli
 from tests.kb.conftest import Api, new_tenant
 from tests.support.live_server import LiveServer
 
@@ -99,3 +103,46 @@ def _records(service: Api, tenant_id: str, actions: set[str]) -> list[dict[str, 
         cursor = page["next_cursor"]
         if cursor is None:
             return [r for r in reversed(records) if r["action"] in actions]
+
+
+def test_ragd_sources_sets_shows_pauses_and_clears_a_schedule(service: Api, kb_server: LiveServer) -> None:
+    _, keys = new_tenant(service, f"sched-cli-{uuid.uuid4().hex[:8]}", "admin", "reader")
+    admin = keys["admin"]
+    ds = admin.ok("POST", "/api/v1/datasets", 201, json={"name": "cli"})["id"]
+    folder = Path(kb_server.app.state.ragd.settings.data_dir).parent / f"sched-cli-{uuid.uuid4().hex[:6]}"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Memo\nThe cli memo.\n")
+    body = {"kind": "folder", "config": {"path": str(folder)}}
+    source = service.ok("POST", f"/api/v1/datasets/{ds}/sources", 202, json=body)["source"]["id"]
+    runner = CliRunner()
+
+    def ragd(*args: str, key: str = admin.key) -> Result:
+        return runner.invoke(cli, ["sources", *args, "--url", kb_server.url, "--key", key])
+
+    done = ragd("schedule", ds, source, "--cron", "0 3 * * 1-5", "--tz", "Europe/Berlin")
+    assert done.exit_code == 0, done.output
+    assert "cron 0 3 * * 1-5 Europe/Berlin" in done.output
+    [listed] = admin.ok("GET", f"/api/v1/datasets/{ds}/sources")["sources"]
+    assert listed["schedule"] == {"cron": "0 3 * * 1-5", "timezone": "Europe/Berlin"}
+    shown = ragd("list", ds)
+    assert shown.exit_code == 0, shown.output
+    assert source[:8] in shown.output
+    assert "Europe/Berlin" in shown.output
+    bad = ragd("schedule", ds, source, "--every", "5")
+    assert bad.exit_code == 1
+    assert "INVALID_SCHEDULE" in bad.output
+    denied = ragd("pause", ds, source, key=keys["reader"].key)
+    assert denied.exit_code == 1
+    assert "FORBIDDEN" in denied.output
+    assert ragd("pause", ds, source).exit_code == 0
+    assert admin.ok("GET", f"/api/v1/datasets/{ds}/sources")["sources"][0]["paused"] is True
+    assert "paused" in ragd("list", ds).output
+    assert ragd("resume", ds, source).exit_code == 0
+    assert ragd("schedule", ds, source, "--every", "7200").exit_code == 0
+    assert admin.ok("GET", f"/api/v1/datasets/{ds}/sources")["sources"][0]["schedule"] == {
+        "interval_s": 7200.0
+    }
+    assert ragd("schedule", ds, source, "--none").exit_code == 0
+    assert admin.ok("GET", f"/api/v1/datasets/{ds}/sources")["sources"][0]["schedule"] is None
+    for api in keys.values():
+        api.close()

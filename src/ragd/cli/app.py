@@ -29,6 +29,7 @@ from ragd.cli.progress import RateProgress
 from ragd.cli.remote import RemoteIndex, ingest_many
 from ragd.cli.runner import console, err_console, load_settings, run_or_exit
 from ragd.cli.server_record import ServerRecord, remove_record, server_url, write_record
+from ragd.cli.sources import sources_app
 from ragd.errors import Conflict, RagError
 from ragd.evaluation.beir import load_dataset
 from ragd.evaluation.runner import evaluate_mode, index_dataset
@@ -585,6 +586,7 @@ app.add_typer(tenants_app, name="tenants")
 app.add_typer(keys_app, name="keys")
 app.add_typer(grants_app, name="grants")
 app.add_typer(jobs_app, name="jobs")
+app.add_typer(sources_app, name="sources")
 app.command("audit")(audit_command)
 app.command("export")(export_command)
 app.command("import")(import_command)
