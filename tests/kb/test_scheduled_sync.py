@@ -1,6 +1,7 @@
-"""Scheduled syncs through the real services, job worker and catalog: a folder source on a
-one-second schedule (the issue's one-minute schedule, shortened) syncs again and again, never two
-syncs at once, and after the scheduler was stopped for three slots it syncs once, not three times.
+"""Scheduled syncs through the real services, job worker and catalog (SQLite and PostgreSQL): a
+folder source on a one-second schedule (the issue's one-minute schedule, shortened) syncs again and
+again, never two syncs at once, and after the scheduler was stopped for three slots it syncs once,
+not three times.
 
 The scheduler's clock is the real one plus an offset, so "stopped for three slots" moves the
 offset instead of sleeping; the worker and its jobs run in real time.
@@ -23,7 +24,7 @@ from ragd.kb.schedules import ScheduleRules, pause, resume, set_schedule
 from ragd.kb.sources import add_source
 from ragd.kb.worker import Worker
 from ragd.kb_types import Job, JobKind, JobStatus, Principal, SourceKind
-from ragd.settings import EmbeddingSettings, Settings, WorkerSettings
+from ragd.settings import CatalogSettings, EmbeddingSettings, Settings, WorkerSettings
 from tests.kb.conftest import run_to_end
 
 SERVICE = Principal(tenant_id=None, role="admin")
@@ -56,7 +57,7 @@ async def finished_syncs(kb: KbContext, tenant_id: str, count: int) -> list[Job]
 
 @pytest.mark.slow  # loads the model; the schedule itself takes about 3 s
 async def test_a_one_second_schedule_syncs_repeatedly_and_once_after_downtime(
-    tmp_path: Path, model_cache: Path
+    tmp_path: Path, model_cache: Path, catalog_url: str
 ) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
@@ -65,6 +66,7 @@ async def test_a_one_second_schedule_syncs_repeatedly_and_once_after_downtime(
         data_dir=tmp_path / "data",
         embedding=EmbeddingSettings(cache_dir=model_cache),
         worker=WorkerSettings(concurrency=2, poll_s=0.05),
+        catalog=CatalogSettings(url=catalog_url),
     )
     async with open_services(settings) as services:
         kb = services.knowledge()
