@@ -49,18 +49,14 @@ def servers(
     root = tmp_path_factory.mktemp("archive")
     url = postgres_server.create_database()
     catalog = CatalogSettings(url=url, max_archive_bytes=ARCHIVE_LIMIT)
+    second = kb_settings(root / "two", model_cache, None).model_copy(update={"catalog": catalog})
     try:
-        with (
-            LiveServer(create_app(kb_settings(root / "one", model_cache, None))) as one,
-            LiveServer(
-                create_app(
-                    kb_settings(root / "two", model_cache, None).model_copy(update={"catalog": catalog})
-                )
-            ) as two,
-        ):
+        # one after the other: alembic's migration context is process-wide, two at once trip over it
+        with LiveServer(create_app(kb_settings(root / "one", model_cache, None))) as one:
             one.wait_ready()
-            two.wait_ready()
-            yield one, two
+            with LiveServer(create_app(second)) as two:
+                two.wait_ready()
+                yield one, two
     finally:
         postgres_server.drop_database(url)
 
