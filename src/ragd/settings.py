@@ -507,6 +507,13 @@ class BackupSettings(BaseModel):
         None,
         description="where the server writes backups, each in a folder of its own (None: <data_dir>/backups)",
     )
+    interval_s: float = Field(
+        0.0,
+        ge=0,
+        description="`ragd serve` takes a backup (a folder scheduled-<UTC time> in dir) every this many"
+        " seconds; 0: no scheduled backups",
+    )
+    keep: int = Field(7, ge=1, le=10_000, description="scheduled backups kept; older ones are deleted")
 
 
 class WorkerSettings(BaseModel):

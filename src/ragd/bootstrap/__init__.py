@@ -463,5 +463,22 @@ async def open_services(
 
 
 def serve_services(settings: Settings, metrics: Metrics) -> AbstractAsyncContextManager[Services]:
-    """What ``ragd serve`` runs: every service, plus the job worker and the folder watcher."""
-    return open_services(settings, metrics, background=True)
+    """What ``ragd serve`` runs: every service, plus the job worker, the folder watcher and, with
+    ``backup.interval_s``, scheduled backups."""
+    if settings.backup.interval_s <= 0:
+        return open_services(settings, metrics, background=True)
+    return _with_backups(settings, metrics)
+
+
+@asynccontextmanager
+async def _with_backups(settings: Settings, metrics: Metrics) -> AsyncIterator[Services]:
+    from ragd.bootstrap.backups import run_schedule  # it builds on this module
+
+    async with open_services(settings, metrics, background=True) as services:
+        stop = asyncio.Event()
+        task = asyncio.create_task(run_schedule(services, stop), name="ragd-backups")
+        try:
+            yield services
+        finally:
+            stop.set()
+            await task

@@ -7,7 +7,10 @@ Only a SQLite catalog is copied here: a PostgreSQL catalog is refused with the `
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import shutil
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +27,11 @@ from ragd.kb_types import AuditOutcome, Principal
 from ragd.settings import Settings
 from ragd.store.manifest_io import manifest_from_dict, manifest_to_dict
 from ragd.types import PointFilter
+
+log = logging.getLogger(__name__)
+
+#: scheduled backups are the folders of the backup dir named so (others are never pruned)
+SCHEDULED = "scheduled-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +61,12 @@ async def backup_services(
             files_dir=settings.files_dir,
         )
     except Exception as exc:
+        services.metrics.backups.labels("failed").inc()
         detail = {"code": getattr(exc, "code", "PIPELINE_FAILED"), "error": str(exc)[:300]}
         await _record(services, principal, dest, detail, client, AuditOutcome.FAILED)
         raise
+    services.metrics.backups.labels("ok").inc()
+    services.metrics.backup_last_ok.set(time.time())
     detail = {"points": report.points, "bytes": report.bytes, "uploads": report.files}
     await _record(services, principal, dest, detail, client, AuditOutcome.OK)
     return report
@@ -134,3 +145,38 @@ def _restore_uploads(source: Path, target: Path) -> int:
         return 0
     shutil.copytree(source, target, dirs_exist_ok=True)
     return sum(1 for p in source.rglob("*") if p.is_file())
+
+
+async def run_schedule(services: Services, stop: asyncio.Event) -> None:
+    """``ragd serve`` with ``backup.interval_s``: a backup every interval (``scheduled-<UTC time>``
+    in the backup dir, audited as ``system.backup`` with client ``scheduler``), then only the
+    newest ``backup.keep`` scheduled ones are kept.  A failure is logged and counted, and the next
+    interval tries again."""
+    settings = services.settings.backup
+    folder = services.settings.backup_dir
+    while True:
+        try:
+            await asyncio.wait_for(stop.wait(), settings.interval_s)
+            return
+        except TimeoutError:
+            pass
+        now = time.time()
+        name = f"{SCHEDULED}{time.strftime('%Y%m%dT%H%M%S', time.gmtime(now))}.{int(now * 1000) % 1000:03d}Z"
+        try:
+            await backup_services(services, folder / name, client="scheduler")
+        except Exception:
+            log.exception("the scheduled backup %s failed", name)
+        await asyncio.to_thread(prune, folder, settings.keep, keep_name=name)
+
+
+def prune(folder: Path, keep: int, *, keep_name: str | None = None) -> list[str]:
+    """Delete all but the newest ``keep`` complete scheduled backups, and scheduled folders left
+    without a ``backup.json`` (a failed run's); returns the names deleted."""
+    if not folder.is_dir():
+        return []
+    scheduled = sorted(p for p in folder.iterdir() if p.is_dir() and p.name.startswith(SCHEDULED))
+    complete = [p for p in scheduled if (p / fmt.MANIFEST).is_file()]
+    doomed = complete[:-keep] + [p for p in scheduled if p not in complete and p.name != keep_name]
+    for path in doomed:
+        shutil.rmtree(path, ignore_errors=True)
+    return [p.name for p in doomed]

@@ -136,6 +136,18 @@ class Metrics:
             "ingest_duration_seconds", "Ingest latency", buckets=_SLOW, registry=r
         )
         self.ingest_empty = Counter("ingest_empty_total", "Ingests that produced no chunks", registry=r)
+        # backups (ragd backup through the server, scheduled ones): docs/operations.md
+        self.backups = Counter(
+            "ragd_backups_total",
+            "Backups this process took, by outcome (ok, failed)",
+            ["outcome"],
+            registry=r,
+        )
+        self.backup_last_ok = Gauge(
+            "ragd_backup_last_success_timestamp_seconds",
+            "When this process's last backup finished",
+            registry=r,
+        )
         # knowledge-base jobs: the shared queue (every replica's), and what this process runs
         self.jobs = Gauge("kb_jobs", "Knowledge-base jobs by status, all replicas", ["status"], registry=r)
         self.jobs_running_here = Gauge(
