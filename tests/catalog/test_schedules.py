@@ -135,3 +135,23 @@ async def test_of_replicas_racing_for_a_due_run_one_fires_it(replicas: list[SqlC
         await replicas[0].request_cancel(winner.id)  # ended: the next round may queue again
     jobs = await replicas[0].list_jobs(tenant)
     assert len(jobs) == 5
+
+
+async def test_a_sync_waits_while_a_sync_of_its_source_runs(catalog: SqlCatalog, clock: FakeClock) -> None:
+    spec, tenant = await scheduled_source(catalog, START)
+    await catalog.enqueue(sync_job(spec, tenant, "hand-1"))
+    running = await catalog.claim("w1", 30)
+    assert running is not None
+    assert running.id == "hand-1"
+    clock.advance(1)
+    await catalog.enqueue(sync_job(spec, tenant, "hand-2"), dedupe=True)  # queued: the first is no twin
+    other = dataclasses.replace(sync_job(spec, tenant, "other"), payload={"source_id": "another"})
+    await catalog.enqueue(other)
+    claimed = await catalog.claim("w2", 30)
+    assert claimed is not None
+    assert claimed.id == "other"  # a sync of another source runs, this source's second one waits
+    assert await catalog.claim("w2", 30) is None
+    await catalog.finish("hand-1", "w1", JobStatus.SUCCEEDED)
+    after = await catalog.claim("w2", 30)
+    assert after is not None
+    assert after.id == "hand-2"

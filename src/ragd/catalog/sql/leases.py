@@ -7,7 +7,9 @@ with ``BEGIN IMMEDIATE``, so it is the only writer.  A running job whose lease
 lapsed is runnable again, except when its cancel was requested (it becomes
 CANCELLED) or it has used up its attempts (FAILED with ``WORKER_LOST``): a job
 that kills its worker every time must not be retried for ever.  A tenant already
-running its ``max_concurrent_jobs`` is passed over (:mod:`.job_bounds`).
+running its ``max_concurrent_jobs`` is passed over (:mod:`.job_bounds`).  A SYNC job waits while
+a twin of it (the same source: the same dedupe key) runs with a live lease: one source never has
+two syncs at once, whoever queued them (a hand sync, the folder watcher, a schedule).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sqlalchemy import RowMapping, and_, or_, select, update
+from sqlalchemy import RowMapping, and_, exists, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ragd.catalog.sql import records
@@ -25,7 +27,7 @@ from ragd.catalog.sql.job_bounds import job_bounds, tenant_full
 from ragd.catalog.sql.job_rows import load_job, lock_job, settle_files
 from ragd.catalog.sql.tables import jobs
 from ragd.errors import NotFound
-from ragd.kb_types import Job, JobStatus
+from ragd.kb_types import Job, JobKind, JobStatus
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +130,16 @@ class SqlLeases:
 
 
 async def _next_runnable(conn: AsyncConnection, now: float, skip_tenants: set[str]) -> RowMapping | None:
-    due = and_(jobs.c.status == _QUEUED, jobs.c.run_after <= now)
+    twin = jobs.alias("twin")
+    twin_running = exists().where(
+        twin.c.tenant_id == jobs.c.tenant_id,
+        twin.c.dedupe_key == jobs.c.dedupe_key,
+        twin.c.status == _RUNNING,
+        twin.c.lease_expires >= now,
+        twin.c.id != jobs.c.id,
+    )
+    one_sync_at_a_time = or_(jobs.c.kind != JobKind.SYNC.value, ~twin_running)
+    due = and_(jobs.c.status == _QUEUED, jobs.c.run_after <= now, one_sync_at_a_time)
     lapsed = and_(jobs.c.status == _RUNNING, jobs.c.lease_expires < now)
     runnable = or_(due, lapsed)
     if skip_tenants:
