@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ragd.bootstrap import Services, build_store
 from ragd.bootstrap.knowledge import open_catalog_only
@@ -23,7 +24,7 @@ from ragd.kb import audit
 from ragd.kb import backup_format as fmt
 from ragd.kb.backup import BackupReport, take_backup
 from ragd.kb.restore import apply_fixes, catalog_files, plan_points, read_points, write_points
-from ragd.kb_types import AuditOutcome, Principal
+from ragd.kb_types import AuditOutcome, AuditQuery, Principal
 from ragd.settings import Settings
 from ragd.store.manifest_io import manifest_from_dict, manifest_to_dict
 from ragd.types import PointFilter
@@ -180,3 +181,28 @@ def prune(folder: Path, keep: int, *, keep_name: str | None = None) -> list[str]
     for path in doomed:
         shutil.rmtree(path, ignore_errors=True)
     return [p.name for p in doomed]
+
+
+async def backup_status(services: Services) -> dict[str, Any]:
+    """The backup settings and the newest backup's outcome (from the audit trail, so it outlives
+    restarts; a refused tenant request is not one): for the System screen."""
+    last = None
+    if services.kb is not None:
+        query = AuditQuery(tenant_id=None, action="system.backup")
+        records, _ = await audit.list_records(services.kb.catalog, audit.OPERATOR, query, limit=20)
+        done = next((r for r in records if r.outcome is not AuditOutcome.DENIED), None)
+        if done is not None:
+            last = {
+                "at": done.at,
+                "outcome": done.outcome.value,
+                "name": done.target_id,
+                "client": done.client,
+                "code": done.detail.get("code"),
+            }
+    backup = services.settings.backup
+    return {
+        "dir": str(services.settings.backup_dir),
+        "interval_s": backup.interval_s,
+        "keep": backup.keep,
+        "last": last,
+    }

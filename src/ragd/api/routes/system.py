@@ -10,6 +10,8 @@
     capabilities                   dense models a dataset may choose, rerankers, chat, modes, fusion,
                                    the longest query a search takes (max_query_chars)
     settings                       the service key only: every setting in effect, secrets "***"
+    backups                        the service key only: backup dir, schedule, and the newest backup's
+                                   outcome (docs/operations.md, "Backup and restore")
 
 Before the services are up only the service key gets an answer (a tenant key is resolved in
 the catalog): ``ready`` false, and null manifest, counts and capabilities.
@@ -26,6 +28,7 @@ from ragd.api.auth import Caller
 from ragd.api.deps import readiness
 from ragd.api.settings_view import masked
 from ragd.bootstrap import Services, chat_enabled
+from ragd.bootstrap.backups import backup_status
 from ragd.kb.overview import Overview, overview
 from ragd.kb.search import MAX_QUERY_CHARS
 from ragd.kb_types import Principal
@@ -53,6 +56,7 @@ async def system(request: Request, caller: Caller) -> dict[str, Any]:
     }
     if caller.is_service:
         out["settings"] = masked(state.settings)
+        out["backups"] = await backup_status(svc) if svc is not None else None
     return out
 
 

@@ -218,6 +218,25 @@ function limitsSection(usage) {
   );
 }
 
+// ---- backups (service key): where, how often, and how the newest one went -----------------------
+
+function backupsSection(b) {
+  const last = b.last;
+  const when = last ? new Date(last.at * 1000).toLocaleString() : "none yet";
+  const outcome = last ? h("span", {}, badge(last.outcome === "ok" ? "ok" : "failed"), last.code ? ` ${last.code}` : "") : "–";
+  return h(
+    "section",
+    { class: "card backups", "aria-labelledby": "backups-title" },
+    h("h2", { id: "backups-title" }, "Backups"),
+    definitions([
+      ["Folder", dash(b.dir)],
+      ["Schedule", b.interval_s > 0 ? `every ${fmtNumber(b.interval_s)} s, the newest ${fmtNumber(b.keep)} kept` : "none (ragd backup, or POST /api/v1/system/backup)"],
+      ["Last backup", last ? `${when} · ${dash(last.name)}` : when],
+      ["Outcome", outcome],
+    ]),
+  );
+}
+
 // ---- settings: a collapsible, searchable table per group ----------------------------------------
 
 function scalar(v) {
@@ -331,6 +350,7 @@ export async function render(main, ctx) {
         countsSection(info.counts, session.service),
         usage ? limitsSection(usage) : null,
         h("div", { class: "grid system-cols" }, manifestSection(info.manifest), capabilitiesSection(info.capabilities)),
+        info.backups ? backupsSection(info.backups) : null,
         info.settings ? settingsSection(info.settings) : null,
       );
       if (settingsFilter && settingsFilter.value) {
