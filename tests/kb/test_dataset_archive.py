@@ -10,6 +10,7 @@ indexed again from the stored uploads on request.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import tarfile
@@ -214,6 +215,10 @@ def test_an_import_gives_the_same_hits_without_embedding(
     files = importer.ok("GET", f"/api/v1/datasets/{new_id}/files")["files"]
     assert sorted(f["name"] for f in files) == sorted(f"note-{i}.md" for i in range(len(TOPICS)))
     assert {f["status"] for f in files} == {"indexed"}
+    exporter = exported["api"].ok("GET", f"/api/v1/datasets/{exported['id']}/files")["files"]
+    assert sorted((f["name"], f["chunks"], f["size"]) for f in files) == sorted(
+        (f["name"], f["chunks"], f["size"]) for f in exporter
+    )
     # the stored uploads came along: a re-index reads them (and embeds, now)
     job = importer.ok("POST", f"/api/v1/datasets/{new_id}/reindex", 202)["job"]
     assert importer.wait_job(job["id"])["status"] == "succeeded"
@@ -401,3 +406,35 @@ def test_ragd_export_and_import_go_through_the_servers(
     done = runner.invoke(cli, ["import", str(tmp_path / "bad.tar"), "--url", two.url, "--key", admin.key])
     assert done.exit_code == 2
     assert "ARCHIVE_INVALID" in done.output
+
+
+def test_counts_and_sizes_are_what_the_archive_holds_not_what_it_says(
+    exported: dict[str, Any], importer: Api
+) -> None:
+    rewritten: dict[str, bytes] = {}
+
+    def lying(name: str, body: bytes) -> bytes:
+        """files.jsonl says 0 chunks and 1 byte a file, and the manifest its new checksum."""
+        if name == "files.jsonl":
+            rows = [json.loads(line) for line in body.splitlines()]
+            rewritten[name] = b"".join(
+                json.dumps({**r, "chunks": 0, "size": 1}).encode() + b"\n" for r in rows
+            )
+            return rewritten[name]
+        if name == "manifest.json":
+            head = json.loads(body)
+            new = rewritten["files.jsonl"]
+            for part in head["parts"]:
+                if part["path"] == "files.jsonl":
+                    part.update(bytes=len(new), sha256=hashlib.sha256(new).hexdigest())
+            head["points"] = 1
+            return json.dumps(head).encode()
+        return body
+
+    made = post_archive(importer, rebuilt(exported["archive"], lying), name="lying").json()
+    files = importer.ok("GET", f"/api/v1/datasets/{made['dataset']['id']}/files")["files"]
+    exporter = exported["api"].ok("GET", f"/api/v1/datasets/{exported['id']}/files")["files"]
+    assert sorted((f["name"], f["chunks"], f["size"]) for f in files) == sorted(
+        (f["name"], f["chunks"], f["size"]) for f in exporter
+    )
+    assert sum(f["chunks"] for f in files) == made["points"]

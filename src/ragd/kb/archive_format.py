@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ragd.errors import ArchiveInvalid
+from ragd.errors import ArchiveInvalid, IndexMismatch
 from ragd.kb_types import FileEntry, FileStatus
 from ragd.types import IndexManifest, SparseVector, StoredChunk
 
@@ -70,7 +70,7 @@ def model_entry(manifest: IndexManifest, space: str | None) -> dict[str, Any]:
     else:
         found = next((s for s in manifest.extra_dense if s.name == space), None)
         if found is None:
-            raise ArchiveInvalid(f"the dataset's dense model {space[:64]!r} is not in the index manifest")
+            raise IndexMismatch(f"the dataset's dense model {space[:64]!r} is not in the index manifest")
         model, dim, qp, dp = found.model, found.dim, found.query_prefix, found.document_prefix
     return {
         "space": space,

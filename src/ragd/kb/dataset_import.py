@@ -17,6 +17,7 @@ import shutil
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -79,8 +80,9 @@ async def import_dataset(
         archived = await asyncio.to_thread(_read_files, unpacked)
         dataset = _new_dataset(ctx, tenant, head["dataset"], name, space)
         audit.note(name=dataset.name, files=len(archived), reembed=reembed)
-        points = 0 if reembed else int(head.get("points") or 0)
-        size = sum(f.entry.size for f in archived if f.has_upload)
+        # what the archive holds, not what its manifest or records say, is counted against the quota
+        points = 0 if reembed else await asyncio.to_thread(_count_points, unpacked)
+        size = sum(f.entry.size for f in archived)
         await check_storage(ctx.catalog, ctx.limits, tenant, chunks=points, size=size)
         created = await ctx.catalog.create_dataset(dataset)
         audit.note(target_id=created.id)
@@ -95,15 +97,27 @@ async def import_dataset(
 
 
 def _read_files(unpacked: Unpacked) -> list[af.ArchivedFile]:
+    """The files' records; a stored upload's size is its bytes in the archive."""
     text = (unpacked.root / af.FILES).read_text(encoding="utf-8")
     files = [af.decode_file(line) for line in text.splitlines() if line.strip()]
     if len({f.entry.id for f in files}) != len(files):
         raise ArchiveInvalid("the archive lists a file twice")
+    out = []
     for f in files:
         clean_file_name(f.entry.name)
-        if f.has_upload and not (unpacked.root / f"{af.UPLOADS}{f.entry.id}").is_file():
+        upload = unpacked.root / f"{af.UPLOADS}{f.entry.id}"
+        if f.has_upload and not upload.is_file():
             raise ArchiveInvalid(f"the archive lacks the stored upload of {f.entry.name!r}")
-    return files
+        out.append(replace(f, entry=replace(f.entry, size=upload.stat().st_size)) if f.has_upload else f)
+    return out
+
+
+def _count_points(unpacked: Unpacked) -> int:
+    total = 0
+    for part in unpacked.point_parts:
+        with part.open("rb") as fh:
+            total += sum(1 for line in fh if line.strip())
+    return total
 
 
 def _new_dataset(
@@ -149,33 +163,36 @@ async def _fill(
     *,
     reembed: bool,
 ) -> ImportResult:
-    ids: dict[str, str] = {}
+    """Points first (counted by file), then each file's record with its count of them, and uploads."""
+    ids = {item.entry.id: str(uuid.uuid4()) for item in archived}
+    counts: Counter[str] = Counter()
+    if not reembed:
+        for part in unpacked.point_parts:
+            await _write_points(ctx, dataset, part, ids, counts)
     queued: list[str] = []
     for item in archived:
-        entry = _imported_entry(item, dataset.id, reembed=reembed)
-        ids[item.entry.id] = entry.id
+        entry = _imported_entry(item, dataset.id, ids[item.entry.id], counts, reembed=reembed)
         if item.has_upload:
             src = unpacked.root / f"{af.UPLOADS}{item.entry.id}"
             await asyncio.to_thread(_move, src, ctx.upload_path(dataset.id, entry.id))
         await ctx.catalog.put_file(entry)
         if entry.status is FileStatus.QUEUED:
             queued.append(entry.id)
-    if reembed:
-        job = None
-        if queued:
-            job = await ctx.catalog.enqueue(
-                new_job(dataset, JobKind.REINDEX, {"file_ids": queued}, ctx.max_attempts), queued
-            )
-        return ImportResult(dataset, len(archived), 0, job)
-    points = 0
-    for part in unpacked.point_parts:
-        points += await _write_points(ctx, dataset, part, ids)
+    points = sum(counts.values())
     audit.note(points=points)
-    return ImportResult(dataset, len(archived), points)
+    job = None
+    if queued:
+        job = await ctx.catalog.enqueue(
+            new_job(dataset, JobKind.REINDEX, {"file_ids": queued}, ctx.max_attempts), queued
+        )
+    return ImportResult(dataset, len(archived), points, job)
 
 
-def _imported_entry(item: af.ArchivedFile, dataset_id: str, *, reembed: bool) -> FileEntry:
-    entry = replace(item.entry, id=str(uuid.uuid4()), dataset_id=dataset_id)
+def _imported_entry(
+    item: af.ArchivedFile, dataset_id: str, file_id: str, counts: Counter[str], *, reembed: bool
+) -> FileEntry:
+    """The file's record here: its count of points is the number the archive held for it."""
+    entry = replace(item.entry, id=file_id, dataset_id=dataset_id, chunks=counts[file_id])
     if reembed and item.has_upload:
         return replace(entry, status=FileStatus.QUEUED, chunks=0, error_code=None, error_message=None)
     if reembed:
@@ -196,19 +213,22 @@ def _imported_entry(item: af.ArchivedFile, dataset_id: str, *, reembed: bool) ->
     return entry
 
 
-async def _write_points(ctx: KbContext, dataset: Dataset, part: Path, ids: Mapping[str, str]) -> int:
+async def _write_points(
+    ctx: KbContext, dataset: Dataset, part: Path, ids: Mapping[str, str], counts: Counter[str]
+) -> None:
     lines = (await asyncio.to_thread(part.read_text, encoding="utf-8")).splitlines()
     batch: list[StoredChunk] = []
     for line in lines:
         if not line.strip():
             continue
-        batch.append(_rehomed(af.decode_point(line), dataset, ids))
+        point = _rehomed(af.decode_point(line), dataset, ids)
+        counts[str(point.meta["file_id"])] += 1
+        batch.append(point)
         if len(batch) >= UPSERT_BATCH:
             await ctx.store.upsert(batch)
             batch = []
     if batch:
         await ctx.store.upsert(batch)
-    return sum(1 for line in lines if line.strip())
 
 
 def _rehomed(point: StoredChunk, dataset: Dataset, ids: Mapping[str, str]) -> StoredChunk:
