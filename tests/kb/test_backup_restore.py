@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from ragd.bootstrap import Services, open_services
 from ragd.bootstrap.backups import backup_services, restore_into
 from ragd.cli.app import app
-from ragd.errors import BackupInvalid, ConfigurationError
+from ragd.errors import BackupInvalid, Conflict
 from ragd.kb import backup as backup_module
 from ragd.kb.datasets import create_dataset
 from ragd.kb.files import Upload, upload_files
@@ -224,5 +224,5 @@ def test_a_postgresql_catalog_is_refused_with_the_pg_dump_hint(tmp_path: Path) -
     settings = Settings(
         data_dir=tmp_path, catalog=CatalogSettings(url="postgresql+asyncpg://u:p@localhost/ragd")
     )
-    with pytest.raises(ConfigurationError, match="pg_dump"):
+    with pytest.raises(Conflict, match="pg_dump"):
         asyncio.run(restore_into(settings, tmp_path))

@@ -14,7 +14,7 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from ragd.errors import ConfigurationError
+from ragd.errors import ConfigurationError, Conflict
 
 PG_HINT = (
     "back a PostgreSQL catalog up with `pg_dump -Fc` and restore it with `pg_restore` "
@@ -23,13 +23,14 @@ PG_HINT = (
 
 
 def sqlite_path(url: str) -> Path:
-    """The file of a SQLite catalog URL; ConfigurationError for any other database."""
+    """The file of a SQLite catalog URL; CONFLICT (409) for any other database, with the hint of its
+    own tools (a request to back up such a server is not a server error)."""
     try:
         parsed = make_url(url)
     except ArgumentError as exc:
         raise ConfigurationError("catalog.url is not a database URL") from exc
     if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
-        raise ConfigurationError(
+        raise Conflict(
             f"ragd backs up and restores a SQLite catalog file only, not {parsed.get_backend_name()}",
             hint=PG_HINT,
         )
