@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ragd.errors import ArchiveInvalid, PayloadTooLarge
+from ragd.kb.archive_format import decode_file, decode_point
 from ragd.kb.archive_reader import MAX_META_BYTES, ArchiveLimits, unpack
 
 LIMITS = ArchiveLimits(max_bytes=1 << 20, max_members=10)
@@ -119,3 +120,24 @@ def test_a_traversing_name_writes_nothing_outside(tmp_path: Path) -> None:
         unpack(write(tmp_path, data), tmp_path / "out", LIMITS)
     assert not (tmp_path / "outside.txt").exists()
     assert list((tmp_path / "out").iterdir()) == []
+
+
+@pytest.mark.parametrize("bad", ["a\x00b", "\ud800"], ids=["nul", "lone-surrogate"])
+def test_text_no_store_can_keep_is_refused(bad: str) -> None:
+    point = {"id": "x", "content": bad, "meta": {"file_id": "f", "split_id": 0}}
+    with pytest.raises(ArchiveInvalid, match=r"NUL|surrogate"):
+        decode_point(json.dumps(point))
+    row = {"id": "x", "name": "a.md", "status": "indexed", "enabled": True, "chunks": 1, "size": 1}
+    with pytest.raises(ArchiveInvalid, match=r"NUL|surrogate"):
+        decode_file(
+            json.dumps({**row, "error_message": bad, "created_at": 0, "updated_at": 0, "has_upload": False})
+        )
+
+
+def test_a_manifest_with_a_nul_is_refused(tmp_path: Path) -> None:
+    parts = {"files.jsonl": b"{}\n"}
+    head = json.loads(manifest(parts))
+    head["dataset"]["name"] = "bad\x00name"
+    members = [*parts.items(), ("manifest.json", json.dumps(head).encode())]
+    with pytest.raises(ArchiveInvalid, match="NUL"):
+        unpack(write(tmp_path, tar_of(members)), tmp_path / "out", LIMITS)

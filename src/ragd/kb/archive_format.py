@@ -18,7 +18,7 @@ import base64
 import json
 import re
 import tarfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,6 +99,29 @@ def describe(entry: Mapping[str, Any]) -> str:
     )
 
 
+def require_text(row: Any, what: str) -> None:
+    """ArchiveInvalid when ``row``'s strings hold text no store can keep: a NUL or a lone surrogate."""
+    for text in _strings(row):
+        if "\x00" in text:
+            raise ArchiveInvalid(f"{what} of the archive holds a NUL character")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ArchiveInvalid(f"{what} of the archive holds a lone surrogate") from exc
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
 def encode_point(chunk: StoredChunk) -> str:
     row: dict[str, Any] = {"id": chunk.id, "content": chunk.content, "meta": dict(chunk.meta)}
     if chunk.dense is not None:
@@ -111,6 +134,7 @@ def encode_point(chunk: StoredChunk) -> str:
 def decode_point(line: str) -> StoredChunk:
     try:
         row = json.loads(line)
+        require_text(row, "a point")
         dense = None
         if "dense" in row:
             dense = np.frombuffer(base64.b64decode(row["dense"]), dtype="<f4").astype(np.float32)
@@ -156,6 +180,7 @@ class ArchivedFile:
 def decode_file(line: str) -> ArchivedFile:
     try:
         row = json.loads(line)
+        require_text(row, "a file record")
         entry = FileEntry(
             id=str(row["id"]),
             dataset_id="",

@@ -152,6 +152,7 @@ def _read_manifest(root: Path, sums: Mapping[str, tuple[int, str]]) -> dict[str,
         data = json.loads((root / af.MANIFEST).read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ArchiveInvalid(f"the archive's {af.MANIFEST} is not JSON ({exc})") from exc
+    af.require_text(data, f"the {af.MANIFEST}")
     if not isinstance(data, dict) or data.get("format") != af.FORMAT:
         raise ArchiveInvalid(f"the archive's {af.MANIFEST} is not a {af.FORMAT} manifest")
     for key, kind in (("parts", list), ("dataset", dict), ("model", dict)):
