@@ -1,8 +1,9 @@
 """Backup while an ingest runs, restore into a fresh data dir (issue 32 §1).
 
 Real services (the local model, embedded Qdrant Edge, the SQLite catalog) and the real job worker:
-a folder source of 40 files is being indexed when the first backup is taken.  Restored, every file
-is completely in or completely out and each file's catalog chunk count is its number of points.
+a folder source of 50 files (the issue's) is being indexed when the first backup is taken.
+Restored, every file is completely in or completely out and each file's catalog chunk count is
+its number of points.
 A second backup, taken once the ingest is done, restores to the same hits for 20 queries, the
 same counts, tenants and keys.  A truncated or unfinished backup is refused with nothing written.
 """
@@ -102,7 +103,7 @@ async def test_a_backup_during_an_ingest_restores_whole_files_and_a_quiet_one_th
     tmp_path: Path, model_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "docs"
-    write_corpus(folder, 40)
+    write_corpus(folder, 50)
     source = settings_for(tmp_path / "a", model_cache)
     async with open_services(source) as services:
         kb = services.knowledge()
@@ -163,12 +164,12 @@ async def test_a_backup_during_an_ingest_restores_whole_files_and_a_quiet_one_th
     await restore_into(settings_for(tmp_path / "r1", model_cache), tmp_path / "during")
     async with open_services(settings_for(tmp_path / "r1", model_cache)) as restored:
         indexed, points = await catalog_agrees_with_index(restored)
-        assert 0 < indexed < 40
+        assert 0 < indexed < 50
         assert points > 0
 
     await restore_into(settings_for(tmp_path / "r2", model_cache), tmp_path / "quiet")
     async with open_services(settings_for(tmp_path / "r2", model_cache)) as restored:
-        assert await catalog_agrees_with_index(restored) == (41, quiet.points)
+        assert await catalog_agrees_with_index(restored) == (51, quiet.points)
         rkb = restored.knowledge()
         assert [t.id for t in await rkb.catalog.list_tenants()] == [tenant.id]
         assert [k.id for k in await rkb.catalog.list_keys(tenant.id)] == [key.id]
