@@ -290,6 +290,20 @@ class MissingDependency(ConfigurationError):
     code = "MISSING_DEPENDENCY"
 
 
+class PgToolMissing(RagError):
+    """``pg_dump`` / ``pg_restore`` (backup and restore of a PostgreSQL catalog) is not installed."""
+
+    code = "PG_TOOL_MISSING"
+    http_status = 503
+
+
+class PgToolFailed(RagError):
+    """``pg_dump`` / ``pg_restore`` ran and failed (server unreachable, version mismatch, …)."""
+
+    code = "PG_TOOL_FAILED"
+    http_status = 503
+
+
 class EmbeddingFailed(RagError):
     code = "EMBEDDING_FAILED"
     http_status = 502

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from ragd.bootstrap import Services, open_services
 from ragd.bootstrap.backups import backup_services, restore_into
 from ragd.cli.app import app
-from ragd.errors import BackupInvalid, Conflict
+from ragd.errors import BackupInvalid
 from ragd.kb import backup as backup_module
 from ragd.kb.datasets import create_dataset
 from ragd.kb.files import Upload, upload_files
@@ -31,7 +31,7 @@ from ragd.kb.search import search_datasets
 from ragd.kb.sources import add_source
 from ragd.kb.worker import Worker
 from ragd.kb_types import FileStatus, JobStatus, Principal, SourceKind
-from ragd.settings import CatalogSettings, EmbeddingSettings, Settings, WorkerSettings
+from ragd.settings import EmbeddingSettings, Settings, WorkerSettings
 from ragd.store.base import VectorStore
 from ragd.types import PointFilter
 from tests.kb.conftest import run_to_end
@@ -219,11 +219,3 @@ def test_a_truncated_or_unfinished_backup_is_refused_with_nothing_written(
     with pytest.raises(BackupInvalid, match="did not finish"):
         asyncio.run(restore_into(settings_for(target, model_cache), backup))
     assert not target.exists()
-
-
-def test_a_postgresql_catalog_is_refused_with_the_pg_dump_hint(tmp_path: Path) -> None:
-    settings = Settings(
-        data_dir=tmp_path, catalog=CatalogSettings(url="postgresql+asyncpg://u:p@localhost/ragd")
-    )
-    with pytest.raises(Conflict, match="pg_dump"):
-        asyncio.run(restore_into(settings, tmp_path))

@@ -2,7 +2,8 @@
 
 :func:`backup_services` backs up the services of this process (a running server's, or a CLI's
 own); :func:`restore_into` restores a verified backup into the empty data dir of ``settings``.
-Only a SQLite catalog is copied here: a PostgreSQL catalog is refused with the ``pg_dump`` hint.
+A SQLite catalog is copied with SQLite's backup API, a PostgreSQL one with ``pg_dump`` /
+``pg_restore`` (:mod:`ragd.catalog.sql.snapshot`); a backup restores only into a catalog of its kind.
 """
 
 from __future__ import annotations
@@ -18,7 +19,17 @@ from typing import Any
 
 from ragd.bootstrap import Services, build_store
 from ragd.bootstrap.knowledge import open_catalog_only
-from ragd.catalog.sql.snapshot import copy_catalog, install_catalog, sqlite_path
+from ragd.catalog.sql.snapshot import (
+    POSTGRESQL,
+    catalog_kind,
+    copy_catalog,
+    dump_postgres,
+    install_catalog,
+    pg_tool,
+    postgres_tables,
+    restore_postgres,
+    sqlite_path,
+)
 from ragd.errors import Conflict, Forbidden
 from ragd.kb import audit
 from ragd.kb import backup_format as fmt
@@ -52,14 +63,20 @@ async def backup_services(
         await _record(services, principal, dest, {"code": Forbidden.code}, client, AuditOutcome.DENIED)
         raise Forbidden("backups are for the service key (RAGD_SERVER__API_KEY)")
     settings = services.settings
-    sqlite_path(settings.catalog_url)  # a PostgreSQL catalog: refused before anything is written
+    url = settings.catalog_url
+    kind = catalog_kind(url)  # another database, or a PostgreSQL one without pg_dump: refused
+    if kind == POSTGRESQL:  # before anything is written
+        pg_tool("pg_dump")
     try:
         report = await take_backup(
             dest,
             store=services.store,
             index_manifest=manifest_to_dict(services.manifest),
-            copy_catalog=lambda path: copy_catalog(settings.catalog_url, path),
+            copy_catalog=lambda path: (
+                dump_postgres(url, path) if kind == POSTGRESQL else copy_catalog(url, path)
+            ),
             files_dir=settings.files_dir,
+            catalog_kind=kind,
         )
     except Exception as exc:
         services.metrics.backups.labels("failed").inc()
@@ -96,11 +113,23 @@ async def _record(
 
 
 async def restore_into(settings: Settings, src: Path) -> RestoreReport:
-    """Verify every part of the backup at ``src``, then restore it into the empty data dir."""
-    _require_empty(settings)
+    """Verify every part of the backup at ``src``, then restore it into the empty data dir (and,
+    for a PostgreSQL catalog, the empty database of ``RAGD_CATALOG__URL``)."""
+    kind = catalog_kind(settings.catalog_url)
+    if kind == POSTGRESQL:
+        pg_tool("pg_restore")
+    await _require_empty(settings, kind)
     info = fmt.verify_backup(src)  # nothing is written before this passes
+    if info.catalog != kind:
+        raise Conflict(
+            f"the backup holds a {info.catalog} catalog and RAGD_CATALOG__URL names a {kind} one",
+            hint="restore into a catalog of the backup's kind (docs/operations.md, Backup and restore)",
+        )
     manifest = manifest_from_dict(info.index_manifest, str(src / fmt.MANIFEST))
-    install_catalog(settings.catalog_url, src / fmt.CATALOG)
+    if kind == POSTGRESQL:
+        await asyncio.to_thread(restore_postgres, settings.catalog_url, src / info.catalog_part)
+    else:
+        install_catalog(settings.catalog_url, src / info.catalog_part)
     async with open_catalog_only(settings) as catalog:
         files, collections = await catalog_files(catalog)
         plan = plan_points(read_points(src / fmt.INDEX), files, collections)
@@ -129,10 +158,18 @@ async def restore_into(settings: Settings, src: Path) -> RestoreReport:
     return RestoreReport(written, plan.dropped, tuple(e.id for e in plan.fixes), uploads)
 
 
-def _require_empty(settings: Settings) -> None:
-    catalog = sqlite_path(settings.catalog_url)
-    if catalog.exists():
-        raise Conflict(f"a catalog already exists at {catalog}", hint="restore into an empty data dir")
+async def _require_empty(settings: Settings, kind: str) -> None:
+    if kind == POSTGRESQL:
+        tables = await postgres_tables(settings.catalog_url)
+        if tables:
+            raise Conflict(
+                f"the PostgreSQL catalog database to restore into is not empty (it has {', '.join(tables)})",
+                hint="restore into a new, empty database (CREATE DATABASE) named by RAGD_CATALOG__URL",
+            )
+    else:
+        catalog = sqlite_path(settings.catalog_url)
+        if catalog.exists():
+            raise Conflict(f"a catalog already exists at {catalog}", hint="restore into an empty data dir")
     shard = settings.data_dir / "qdrant" / settings.store.collection
     if settings.store.backend == "edge" and shard.is_dir() and any(shard.iterdir()):
         raise Conflict(f"an index already exists at {shard}", hint="restore into an empty data dir")

@@ -48,13 +48,14 @@ async def take_backup(
     index_manifest: Mapping[str, Any],
     copy_catalog: Callable[[Path], None],
     files_dir: Path,
+    catalog_kind: str = fmt.SQLITE,
 ) -> BackupReport:
     """Write a backup into ``dest`` (a new or empty folder); ``backup.json`` last, so a backup cut
     short has none and restore refuses it."""
     started = time.monotonic()
     _prepare(dest)
     parts: list[fmt.Part] = []
-    catalog = dest / fmt.CATALOG
+    catalog = dest / fmt.CATALOG_PARTS[catalog_kind]
     # blocking work runs off the event loop: searches and ingests go on while a server backs up
     await asyncio.to_thread(copy_catalog, catalog)  # first: the index read after it holds what it records
     parts.append(await asyncio.to_thread(_part, dest, catalog))
@@ -68,6 +69,7 @@ async def take_backup(
         index_manifest=dict(index_manifest),
         points=points,
         parts=tuple(parts),
+        catalog=catalog_kind,
     )
     fmt.write_info(dest, info)
     report = BackupReport(

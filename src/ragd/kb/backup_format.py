@@ -2,7 +2,9 @@
 
 <dest>/backup.json          written last: format, ragd version, the index manifest, and every
                             part's relative path, size and SHA-256 (no backup.json: incomplete)
-<dest>/catalog.db           the SQLite catalog, one committed state
+<dest>/catalog.db           the SQLite catalog, one committed state (``"catalog": "sqlite"``)
+<dest>/catalog.pgdump       or a PostgreSQL catalog: ``pg_dump --format=custom`` of its database
+                            (``"catalog": "postgresql"``; a backup.json without it is SQLite's)
 <dest>/index.jsonl          every point, one JSON object a line (id, content, meta, space,
                             dense as base64 little-endian float32, sparse indices and values)
 <dest>/files/<dataset>/<file>   the stored uploads
@@ -26,6 +28,11 @@ from ragd.types import SparseVector, StoredChunk
 FORMAT = "ragd-backup/1"
 MANIFEST = "backup.json"
 CATALOG = "catalog.db"
+CATALOG_PG = "catalog.pgdump"
+SQLITE = "sqlite"
+POSTGRESQL = "postgresql"
+#: the catalog part of each catalog kind
+CATALOG_PARTS = {SQLITE: CATALOG, POSTGRESQL: CATALOG_PG}
 INDEX = "index.jsonl"
 FILES = "files"
 _READ = 1 << 20
@@ -48,6 +55,12 @@ class BackupInfo:
     index_manifest: Mapping[str, Any]
     points: int
     parts: tuple[Part, ...]
+    #: the catalog's kind: ``sqlite`` or ``postgresql`` (its part: :data:`CATALOG_PARTS`)
+    catalog: str = SQLITE
+
+    @property
+    def catalog_part(self) -> str:
+        return CATALOG_PARTS[self.catalog]
 
 
 def sha256_of(path: Path) -> str:
@@ -95,6 +108,7 @@ def write_info(root: Path, info: BackupInfo) -> None:
         "ragd_version": info.ragd_version,
         "index_manifest": dict(info.index_manifest),
         "points": info.points,
+        "catalog": info.catalog,
         "parts": [{"path": p.path, "bytes": p.bytes, "sha256": p.sha256} for p in info.parts],
     }
     tmp = root / f".{MANIFEST}.tmp"
@@ -117,7 +131,7 @@ def verify_backup(root: Path) -> BackupInfo:
         if sha256_of(path) != part.sha256:
             raise BackupInvalid(f"the backup part {part.path} does not match its SHA-256")
     names = {p.path for p in info.parts}
-    for needed in (CATALOG, INDEX):
+    for needed in (info.catalog_part, INDEX):
         if needed not in names:
             raise BackupInvalid(f"the backup at {root} lists no {needed}")
     return info
@@ -144,6 +158,7 @@ def _read_info(root: Path) -> BackupInfo:
             index_manifest=dict(data["index_manifest"]),
             points=int(data["points"]),
             parts=parts,
+            catalog=_catalog_kind(data.get("catalog", SQLITE)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise BackupInvalid(f"{path} is incomplete ({exc!r})") from exc
@@ -154,3 +169,11 @@ def _part(raw: Mapping[str, Any]) -> Part:
     if rel.is_absolute() or ".." in rel.parts or not rel.parts:
         raise BackupInvalid(f"the backup part path {str(rel)[:200]!r} leaves the backup folder")
     return Part(path=str(rel), bytes=int(raw["bytes"]), sha256=str(raw["sha256"]))
+
+
+def _catalog_kind(raw: object) -> str:
+    if raw not in CATALOG_PARTS:
+        raise BackupInvalid(
+            f"the backup's catalog kind {str(raw)[:50]!r} is not one of {sorted(CATALOG_PARTS)}"
+        )
+    return str(raw)
