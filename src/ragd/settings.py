@@ -514,6 +514,11 @@ class BackupSettings(BaseModel):
         " seconds; 0: no scheduled backups",
     )
     keep: int = Field(7, ge=1, le=10_000, description="scheduled backups kept; older ones are deleted")
+    pg_bin_dir: Path | None = Field(
+        None,
+        description="folder of the pg_dump and pg_restore that back up and restore a PostgreSQL catalog"
+        " (None: from PATH); their version must be at least the server's, e.g. /usr/lib/postgresql/16/bin",
+    )
 
 
 class WorkerSettings(BaseModel):

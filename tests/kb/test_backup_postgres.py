@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from ragd.bootstrap.backups import backup_services, restore_into
 from ragd.catalog.sql.snapshot import dump_postgres, postgres_tables
 from ragd.errors import CatalogUnavailable, Conflict, PgToolFailed, PgToolMissing
 from ragd.kb import backup_format as fmt
-from ragd.settings import CatalogSettings, EmbeddingSettings, Settings
+from ragd.settings import BackupSettings, CatalogSettings, EmbeddingSettings, Settings
 from tests.support.postgres import PostgresServer
 
 
@@ -42,11 +43,12 @@ def database(postgres_server: PostgresServer) -> Iterator[tuple[str, str]]:
     postgres_server.drop_database(url)
 
 
-def pg_settings(data_dir: Path, url: str, model_cache: Path) -> Settings:
+def pg_settings(data_dir: Path, url: str, model_cache: Path, pg_bin_dir: Path | None = None) -> Settings:
     return Settings(
         data_dir=data_dir,
         catalog=CatalogSettings(url=url),
         embedding=EmbeddingSettings(cache_dir=model_cache),
+        backup=BackupSettings(pg_bin_dir=pg_bin_dir),
     )
 
 
@@ -160,6 +162,7 @@ def test_without_pg_dump_or_pg_restore_the_backup_and_restore_are_refused_before
 ) -> None:
     url, _ = database
     backup = fake_backup(tmp_path / "pg", "postgresql")
+    tools = Path(shutil.which("pg_dump") or "/usr/bin/pg_dump").parent
     monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))
     with pytest.raises(PgToolMissing, match="pg_restore") as missing:
         asyncio.run(restore_into(pg_settings(tmp_path / "t", url, model_cache), backup))
@@ -170,3 +173,11 @@ def test_without_pg_dump_or_pg_restore_the_backup_and_restore_are_refused_before
     with pytest.raises(PgToolMissing, match="pg_dump"):
         dump_postgres(url, tmp_path / "x.pgdump")
     assert not (tmp_path / "x.pgdump").exists()
+    dump_postgres(url, tmp_path / "y.pgdump", tools)  # RAGD_BACKUP__PG_BIN_DIR's folder, not PATH
+    assert (tmp_path / "y.pgdump").read_bytes().startswith(b"PGDMP")
+    monkeypatch.undo()  # the tools on PATH, but RAGD_BACKUP__PG_BIN_DIR names a folder without them
+    empty = tmp_path / "pg-bin"
+    empty.mkdir()
+    with pytest.raises(PgToolMissing, match=f"not in {empty}"):
+        asyncio.run(restore_into(pg_settings(tmp_path / "t", url, model_cache, pg_bin_dir=empty), backup))
+    assert not (tmp_path / "t").exists()

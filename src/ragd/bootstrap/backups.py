@@ -63,17 +63,17 @@ async def backup_services(
         await _record(services, principal, dest, {"code": Forbidden.code}, client, AuditOutcome.DENIED)
         raise Forbidden("backups are for the service key (RAGD_SERVER__API_KEY)")
     settings = services.settings
-    url = settings.catalog_url
+    url, bin_dir = settings.catalog_url, settings.backup.pg_bin_dir
     kind = catalog_kind(url)  # another database, or a PostgreSQL one without pg_dump: refused
     if kind == POSTGRESQL:  # before anything is written
-        pg_tool("pg_dump")
+        pg_tool("pg_dump", bin_dir)
     try:
         report = await take_backup(
             dest,
             store=services.store,
             index_manifest=manifest_to_dict(services.manifest),
             copy_catalog=lambda path: (
-                dump_postgres(url, path) if kind == POSTGRESQL else copy_catalog(url, path)
+                dump_postgres(url, path, bin_dir) if kind == POSTGRESQL else copy_catalog(url, path)
             ),
             files_dir=settings.files_dir,
             catalog_kind=kind,
@@ -116,8 +116,9 @@ async def restore_into(settings: Settings, src: Path) -> RestoreReport:
     """Verify every part of the backup at ``src``, then restore it into the empty data dir (and,
     for a PostgreSQL catalog, the empty database of ``RAGD_CATALOG__URL``)."""
     kind = catalog_kind(settings.catalog_url)
+    bin_dir = settings.backup.pg_bin_dir
     if kind == POSTGRESQL:
-        pg_tool("pg_restore")
+        pg_tool("pg_restore", bin_dir)
     await _require_empty(settings, kind)
     info = fmt.verify_backup(src)  # nothing is written before this passes
     if info.catalog != kind:
@@ -127,7 +128,7 @@ async def restore_into(settings: Settings, src: Path) -> RestoreReport:
         )
     manifest = manifest_from_dict(info.index_manifest, str(src / fmt.MANIFEST))
     if kind == POSTGRESQL:
-        await asyncio.to_thread(restore_postgres, settings.catalog_url, src / info.catalog_part)
+        await asyncio.to_thread(restore_postgres, settings.catalog_url, src / info.catalog_part, bin_dir)
     else:
         install_catalog(settings.catalog_url, src / info.catalog_part)
     async with open_catalog_only(settings) as catalog:

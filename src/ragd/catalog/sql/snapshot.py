@@ -6,8 +6,9 @@ PostgreSQL: the database's own tools, run as subprocesses: ``pg_dump --format=cu
 repeatable-read snapshot of the catalog's database) and ``pg_restore --no-owner --no-privileges``
 into an empty database in one transaction.  The URL's password reaches them only as ``PGPASSWORD``
 in their environment (never their command line, where ``ps`` shows it) and is blanked from any
-message of theirs.  The tools are found on ``PATH`` (Debian's ``/usr/bin/pg_dump`` wrapper picks
-the newest installed client); they must be of a version at least the server's.
+message of theirs.  The tools are found in ``RAGD_BACKUP__PG_BIN_DIR`` or on ``PATH`` (Debian's
+``/usr/bin/pg_dump`` wrapper picks the newest installed client); they must be of a version at least
+the server's.
 """
 
 from __future__ import annotations
@@ -100,24 +101,26 @@ def install_catalog(url: str, copy: Path) -> None:
         src.close()
 
 
-def pg_tool(name: str) -> str:
-    """The path of ``pg_dump`` / ``pg_restore`` on PATH; PG_TOOL_MISSING (503) with the install hint."""
-    found = shutil.which(name)
+def pg_tool(name: str, bin_dir: Path | None = None) -> str:
+    """The path of ``pg_dump`` / ``pg_restore`` in ``bin_dir`` (``RAGD_BACKUP__PG_BIN_DIR``) or on
+    PATH; PG_TOOL_MISSING (503) with the install hint."""
+    found = shutil.which(name, path=str(bin_dir) if bin_dir is not None else None)
     if found is None:
-        raise PgToolMissing(f"{name} is not installed on this server (not on PATH)", hint=PG_INSTALL_HINT)
+        where = f"in {bin_dir}" if bin_dir is not None else "on PATH"
+        raise PgToolMissing(f"{name} is not installed on this server (not {where})", hint=PG_INSTALL_HINT)
     return found
 
 
-def dump_postgres(url: str, dest: Path) -> None:
+def dump_postgres(url: str, dest: Path, bin_dir: Path | None = None) -> None:
     """``pg_dump --format=custom`` of the catalog database of ``url`` into the new file ``dest``."""
-    tool = pg_tool("pg_dump")
+    tool = pg_tool("pg_dump", bin_dir)
     _run_pg(url, [tool, "--format=custom", "--no-password", f"--file={dest}"])
 
 
-def restore_postgres(url: str, dump: Path) -> None:
+def restore_postgres(url: str, dump: Path, bin_dir: Path | None = None) -> None:
     """``pg_restore`` a ``pg_dump --format=custom`` file into the (empty) database of ``url``, in
     one transaction: on any error nothing of it stays."""
-    tool = pg_tool("pg_restore")
+    tool = pg_tool("pg_restore", bin_dir)
     database = _parse(url).database or ""
     _run_pg(
         url,
