@@ -278,3 +278,13 @@ def test_the_ingestion_service_surface_keeps_its_code_with_the_reason(live: Live
         assert answer.status_code == 422, answer.text
         detail = answer.json()["detail"]
         assert (detail["code"], detail["reason"]) == ("INVALID_REQUEST", "INVALID_TEXT")
+
+
+@pytest.mark.parametrize("path", ["/search", "/api/v1/search", "/v1/embeddings"])
+def test_a_body_of_raw_bytes_that_is_not_utf8_is_a_422(live: LiveServer, path: str) -> None:
+    """A body sent as another type than JSON is read raw; its bytes echoed in the 422 were decoded
+    as UTF-8 and a body that is not was a 500 (found by tests/api/test_openapi_fuzz.py)."""
+    raw = b"\x0f\xd5;\xc7T\xba\xf3\n\xc6\x87I\xd5\x9e\xe5\xb5"
+    headers = {**AUTH, "Content-Type": "application/octet-stream"}
+    response = httpx.post(f"{live.url}{path}", content=raw, headers=headers, timeout=30)
+    assert response.status_code == 422, response.text

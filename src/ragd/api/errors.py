@@ -163,7 +163,7 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     """FastAPI's 422, in OpenAI's shape on the OpenAI surface (``param`` names the first bad field)."""
     assert isinstance(exc, RequestValidationError)
     if not _openai_surface(request):
-        return await request_validation_exception_handler(request, exc)
+        return await request_validation_exception_handler(request, _printable(exc))
     problems = []
     for error in exc.errors():
         where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
@@ -172,6 +172,22 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     param = ".".join(str(part) for part in first if part != "body") or None
     body = openai_error_body(422, "; ".join(problems) or "invalid request", "INVALID_REQUEST", param)
     return JSONResponse(body, status_code=422)
+
+
+def _printable(exc: RequestValidationError) -> RequestValidationError:
+    """``exc`` with every ``input`` that is bytes (a body of another Content-Type than JSON, read
+    raw) as text: FastAPI's handler decodes bytes as UTF-8 and a body that is not was a 500."""
+    errors = [
+        {**error, "input": error["input"].decode("utf-8", "replace")[:_ECHO_CHARS]}
+        if isinstance(error.get("input"), bytes)
+        else error
+        for error in exc.errors()
+    ]
+    return RequestValidationError(errors, body=None)
+
+
+#: how much of a raw body a 422 echoes back
+_ECHO_CHARS = 200
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
