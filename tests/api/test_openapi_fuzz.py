@@ -21,6 +21,7 @@ from schemathesis.openapi import from_url
 from schemathesis.schemas import APIOperation, BaseSchema
 
 from ragd.api.app import create_app
+from ragd.settings import S3Settings
 from tests.api.conftest import AUTH, service_settings
 from tests.support.live_server import LiveServer
 
@@ -35,6 +36,10 @@ FUZZ = settings(
 @pytest.fixture(scope="module")
 def fuzzed(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterator[LiveServer]:
     settings_ = service_settings(tmp_path_factory.mktemp("ragd"), model_cache, inspection_enabled=True)
+    # as deployed (docs/s3.md): the ingestion API reads only Open WebUI's bucket, so a generated bucket
+    # is a 403; one that got through would be fetched from a store this machine has no credentials for,
+    # and the reference contract's answer to a failed fetch is a 500 S3_FETCH_FAILED
+    settings_ = settings_.model_copy(update={"s3": S3Settings(allowed_buckets=("openwebui",))})
     with LiveServer(create_app(settings_)) as server:
         server.wait_ready()
         yield server

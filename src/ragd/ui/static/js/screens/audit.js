@@ -98,19 +98,24 @@ export async function render(main, ctx) {
     return params;
   };
 
+  // a load started later wins: an answer to an earlier one (the screen's first, unfiltered load
+  // still on its way when filters are applied) is dropped, or its rows and cursor would show
+  let latest = 0;
   const load = async () => {
+    const mine = ++latest;
     error.hidden = true;
     const params = filters();
     const cursor = cursors[cursors.length - 1];
     if (cursor !== null) params.set("cursor", String(cursor));
     try {
       const page = await api("GET", `/api/v1/audit?${params}`, { signal });
+      if (mine !== latest) return;
       table.setRows(page.records || []);
       next = page.next_cursor;
       const first = cursors.length === 1;
       status.textContent = `${(page.records || []).length} records${first ? ", the newest" : `, page ${cursors.length}`}.`;
     } catch (err) {
-      if (err && err.name === "AbortError") return;
+      if ((err && err.name === "AbortError") || mine !== latest) return;
       error.textContent = describe(err);
       error.hidden = false;
       table.setRows([]);
