@@ -5,7 +5,6 @@ window's worth of characters, and the model's tokens are exactly those of the wh
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 import numpy as np
 import pytest
@@ -19,28 +18,10 @@ from ragd.embed.model_source import ModelFolder
 from ragd.embed.serving import InputType, count_tokens
 from ragd.model_inputs import CHARS_PER_TOKEN, encode_heads, head
 from ragd.types import DenseVector
+from tests.support.tokenizer_spy import Spy
 
 WORDS = ["the", "alpha", "protocol", "requires", "three", "approvals", "before", "deployment", "reaches"]
 LONG = " ".join(WORDS[i % len(WORDS)] for i in range(15_000))[:100_000]
-
-
-class Spy:
-    """Stands in for a ``tokenizers.Tokenizer``: records the length of every text it is given."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.read: list[int] = []
-
-    def encode(self, text: str, *args: Any, **kwargs: Any) -> Any:
-        self.read.append(len(text))
-        return self.inner.encode(text, *args, **kwargs)
-
-    def encode_batch(self, texts: list[str], *args: Any, **kwargs: Any) -> Any:
-        self.read.extend(len(text) for text in texts)
-        return self.inner.encode_batch(texts, *args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
 
 @pytest.fixture(scope="module")

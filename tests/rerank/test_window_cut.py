@@ -3,35 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ragd.model_inputs import CHARS_PER_TOKEN
 from ragd.rerank.local_onnx import PairTokenizer
+from tests.support.tokenizer_spy import Spy
 
 from .conftest import WINDOW
 from .tiny_cross_encoder import build_tokenizer
 
 SENTENCE = "the dog runs in the park and the cat sits on a red mat by the river . "
 LONG = (SENTENCE * 1500)[:100_000]
-
-
-class Spy:
-    """Stands in for a ``tokenizers.Tokenizer``: records the length of every text it is given."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.read: list[int] = []
-
-    def encode(self, text: str, *args: Any, **kwargs: Any) -> Any:
-        self.read.append(len(text))
-        return self.inner.encode(text, *args, **kwargs)
-
-    def encode_batch(self, texts: list[str], *args: Any, **kwargs: Any) -> Any:
-        self.read.extend(len(text) for text in texts)
-        return self.inner.encode_batch(texts, *args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
 
 def test_long_texts_are_cut_before_tokenizing_and_the_pairs_are_unchanged() -> None:

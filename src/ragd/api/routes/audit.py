@@ -31,8 +31,9 @@ Seq = Annotated[int | None, Query(ge=0)]
 
 
 def _query(
-    tenant: str | None, actor: str | None, action: str | None, since: str | None, until: str | None
+    tenant: Text = None, actor: Text = None, action: Text = None, since: Text = None, until: Text = None
 ) -> AuditQuery:
+    """The filters both routes take, as query parameters."""
     return AuditQuery(
         tenant_id=tenant or None,
         actor=actor or None,
@@ -42,19 +43,17 @@ def _query(
     )
 
 
+Filters = Annotated[AuditQuery, Depends(_query)]
+
+
 @router.get("")
 async def list_audit(
     caller: Caller,
     svc: Svc,
-    tenant: Text = None,
-    actor: Text = None,
-    action: Text = None,
-    since: Text = None,
-    until: Text = None,
+    query: Filters,
     cursor: Seq = None,
     limit: Annotated[int, Query(ge=1, le=audit.MAX_PAGE)] = 100,
 ) -> dict[str, Any]:
-    query = _query(tenant, actor, action, since, until)
     records, next_cursor = await audit.list_records(
         svc.knowledge().catalog, caller, query, cursor=cursor, limit=limit
     )
@@ -65,14 +64,9 @@ async def list_audit(
 async def export_audit(
     caller: Caller,
     svc: Svc,
-    tenant: Text = None,
-    actor: Text = None,
-    action: Text = None,
-    since: Text = None,
-    until: Text = None,
+    query: Filters,
     after: Seq = None,
 ) -> StreamingResponse:
-    query = _query(tenant, actor, action, since, until)
     records = await audit.export_records(svc.knowledge().catalog, caller, query, after_seq=after)
     return StreamingResponse(_lines(records), media_type="application/x-ndjson")
 

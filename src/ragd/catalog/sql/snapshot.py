@@ -71,15 +71,7 @@ def copy_catalog(url: str, dest: Path) -> None:
     source = sqlite_path(url)
     if not source.is_file():
         raise ConfigurationError(f"no catalog database at {source}")
-    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=30)
-    try:
-        out = sqlite3.connect(dest)
-        try:
-            src.backup(out)
-        finally:
-            out.close()
-    finally:
-        src.close()
+    _sqlite_copy(source, dest)
 
 
 def install_catalog(url: str, copy: Path) -> None:
@@ -90,9 +82,15 @@ def install_catalog(url: str, copy: Path) -> None:
             f"a catalog database already exists at {target}", hint="restore into an empty data dir"
         )
     target.parent.mkdir(parents=True, exist_ok=True)
-    src = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
+    _sqlite_copy(copy, target)
+
+
+def _sqlite_copy(source: Path, dest: Path) -> None:
+    """SQLite's online backup of ``source`` (opened read-only) into ``dest``: one committed state,
+    even while another connection writes."""
+    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=30)
     try:
-        out = sqlite3.connect(target)
+        out = sqlite3.connect(dest)
         try:
             src.backup(out)
         finally:
