@@ -461,6 +461,121 @@ def test_dockerfile_extras_exist() -> None:
     assert set(extras) <= known - {"dev"}, extras
 
 
+#: the major of ``postgresql-client`` in each Debian release a python:*-slim-<release> image is built on
+DEBIAN_PG_CLIENT = {"bullseye": 13, "bookworm": 15, "trixie": 17}
+
+
+def debian_release(stage: list[Instruction]) -> str | None:
+    """The Debian release of a stage's ``python:X.Y-slim-<release>`` base, else None."""
+    match = re.search(r"-slim-(\w+)$", stage[0].args.split()[0])
+    return match.group(1) if match else None
+
+
+def run_stubbed(command: str, env: Mapping[str, str], tmp: Path, *, absolute: str = "") -> list[list[str]]:
+    """Run a RUN instruction's shell command with ``sh``, every program it calls (``apt-get``,
+    ``rm``, ``pip``...) a stub that records its arguments; ``absolute`` (a folder the command
+    calls programs in by path) is pointed at the stubs too.  Returns the calls, in order."""
+    stubs = tmp / "stubs"
+    stubs.mkdir(exist_ok=True)
+    log = tmp / "calls.jsonl"
+    log.write_text("")
+    recorder = (
+        "#!/bin/sh\npython3 -c 'import json, os, sys; print(json.dumps([os.path.basename(sys.argv[1])] "
+        f'+ sys.argv[2:]))\' "$0" "$@" >> {log}\n'
+    )
+    for name in ("apt-get", "rm", "python", "pip", "ls"):
+        (stubs / name).write_text(
+            recorder if name != "ls" else "#!/bin/sh\necho /wheels/ragd-0-py3-none-any.whl\n"
+        )
+        (stubs / name).chmod(0o755)
+    if absolute:
+        command = command.replace(absolute, f"{stubs}/")
+    path = f"{stubs}:/usr/bin:/bin"
+    done = subprocess.run(
+        ["sh", "-c", command],
+        env={**env, "PATH": path},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def installed_packages(stage: list[Instruction], env: Mapping[str, str], tmp: Path) -> set[str]:
+    """The Debian packages a stage's RUN instructions ``apt-get install`` with these build args."""
+    found: set[str] = set()
+    for ins in stage:
+        if ins.keyword == "RUN" and "apt-get" in ins.args:
+            for call in run_stubbed(ins.args, env, tmp):
+                if call[:2] == ["apt-get", "install"]:
+                    found.update(a for a in call[2:] if not a.startswith("-"))
+    return found
+
+
+def pg_client_problems(release: str | None, packages: set[str], server_image: str) -> list[str]:
+    """Why the image's pg_dump could not back up compose's PostgreSQL server (it must be at least
+    the server's major), or nothing."""
+    problems = []
+    if "postgresql-client" not in packages:
+        problems.append("the image installs no postgresql-client (pg_dump, pg_restore)")
+    match = re.fullmatch(r"postgres:(\d+)(?:[.\-].*)?", server_image)
+    if match is None:
+        return [*problems, f"compose's PostgreSQL image {server_image!r} names no major version"]
+    client = DEBIAN_PG_CLIENT.get(release or "")
+    if client is None:
+        problems.append(f"the image is on an unknown Debian release {release!r}")
+    elif client < int(match.group(1)):
+        problems.append(f"{release}'s pg_dump {client} is older than compose's PostgreSQL {match.group(1)}")
+    return problems
+
+
+def test_pg_client_check_finds_an_old_or_missing_pg_dump() -> None:
+    assert pg_client_problems("trixie", {"postgresql-client"}, "postgres:16") == []
+    assert pg_client_problems("trixie", {"postgresql-client"}, "postgres:17.2") == []
+    assert pg_client_problems("bookworm", {"postgresql-client"}, "postgres:16") == [
+        "bookworm's pg_dump 15 is older than compose's PostgreSQL 16"
+    ]
+    assert pg_client_problems("trixie", {"tesseract-ocr"}, "postgres:16") == [
+        "the image installs no postgresql-client (pg_dump, pg_restore)"
+    ]
+    assert pg_client_problems(None, {"postgresql-client"}, "postgres:16")
+    assert pg_client_problems("trixie", {"postgresql-client"}, "postgres:latest")
+
+
+def test_image_pg_dump_is_at_least_compose_postgres(tmp_path: Path) -> None:
+    """compose's backup runs the image's pg_dump against its postgres service: an older pg_dump
+    refuses (PG_TOOL_MISSING), so the image's Debian release must ship one at least as new."""
+    assert {debian_release(s) for s in STAGES} == {debian_release(FINAL)}, "both stages on one release"
+    defaults = {"OCR": "true", "OCR_LANGUAGES": "", "RENDER": "false"}
+    for ocr in ("true", "false"):
+        packages = installed_packages(FINAL, {**defaults, "OCR": ocr}, tmp_path)
+        assert ("tesseract-ocr" in packages) == (ocr == "true")
+        assert pg_client_problems(debian_release(FINAL), packages, SERVICES["postgres"]["image"]) == []
+
+
+def test_render_build_arg_installs_chromium_and_the_render_extra(tmp_path: Path) -> None:
+    """RENDER=true: Debian's chromium in the image and ragd[...,render] in its venv; the default
+    (false) has neither.  The RUN lines are run with stubbed apt-get and pip."""
+    assert global_args(DOCKER).get("RENDER") == "false"
+    assert all(stage_arg(s, "RENDER") is not None for s in STAGES), "each stage declares ARG RENDER"
+    assert "render" in PYPROJECT["project"]["optional-dependencies"]
+    builder = next(i.args for i in STAGES[0] if i.keyword == "RUN" and "pip wheel" in i.args)
+    runtime = {"OCR": "false", "OCR_LANGUAGES": ""}
+    for render, extras in (("false", "postgres"), ("true", "postgres,render")):
+        assert ("chromium" in installed_packages(FINAL, {**runtime, "RENDER": render}, tmp_path)) == (
+            render == "true"
+        )
+        calls = run_stubbed(
+            builder, {"EXTRAS": "postgres", "RENDER": render}, tmp_path, absolute="/opt/venv/bin/"
+        )
+        installs = [c for c in calls if c[:2] == ["pip", "install"] and "--no-deps" not in c]
+        assert installs == [["pip", "install", f"/wheels/ragd-0-py3-none-any.whl[{extras}]"]], calls
+    calls = run_stubbed(builder, {"EXTRAS": "", "RENDER": "true"}, tmp_path, absolute="/opt/venv/bin/")
+    assert ["pip", "install", "/wheels/ragd-0-py3-none-any.whl[render]"] in calls
+
+
 # -- the build context -------------------------------------------------------------------------
 
 
