@@ -276,6 +276,33 @@ class AgentSettings(BaseModel):
         300, ge=20, le=4000, description="characters of each result the model sees when it grades them"
     )
     max_queries: int = Field(2, ge=1, le=5, description="queries the model may write per round")
+    system_prompt: str | None = Field(
+        None,
+        max_length=8000,
+        description="the retrieval agent's AGENT_SYSTEM_PROMPT: replaces the system prompt of the step"
+        " that writes the queries ({max_queries} and {current_date} are filled in); unset: the built-in",
+    )
+    fetch_k: int | None = Field(
+        None,
+        ge=1,
+        le=100,
+        description="the retrieval agent's AGENT_FETCH_K (its default 20): results each search round"
+        " fetches (at least the k returned, which are the best of all rounds); unset: the request's k",
+    )
+    preview_k: int | None = Field(
+        None,
+        ge=1,
+        le=100,
+        description="the retrieval agent's AGENT_PREVIEW_K (its default 5): results the model sees (and"
+        " grades) per round, best first; the others are dropped when it marks any relevant; unset: all",
+    )
+    history_turns: int = Field(
+        6,
+        ge=1,
+        le=50,
+        description="the retrieval agent's AGENT_CONVERSATION_HISTORY_MESSAGES (its default 4): last"
+        " messages of the conversation the model sees when it writes the queries",
+    )
 
 
 class ChatSettings(BaseModel):

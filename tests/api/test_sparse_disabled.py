@@ -36,8 +36,9 @@ async def test_hybrid_falls_back_to_dense_and_sparse_is_refused(
             for line in metrics.splitlines()
             if line.startswith("hybrid_path_total{")
         }
-        assert paths.get("dense") == 1.0, paths  # the path that ran, not the one asked for
-        assert "hybrid" not in paths, paths
+        # the path that ran, not the one asked for, as the retrieval agent labels it
+        assert paths.get("dense_only") == 1.0, paths
+        assert "native_sparse" not in paths, paths
         retriever = server.app.state.ragd.services.retriever
         with pytest.raises(InvalidRequest, match="sparse"):
             await retriever.search(SearchRequest("alpha", ("kb",), mode=SearchMode.SPARSE))

@@ -457,3 +457,67 @@ def test_preview_folds_white_space_and_cuts() -> None:
     hit = Hit(id="h", content="one  two\n\nthree " + "x" * 50, meta={}, score=1.0)
     assert preview(hit, 14) == "one two three…"
     assert preview(hit, 1000) == "one two three " + "x" * 50
+
+
+# -- the retrieval agent's settings and dashboard labels (issue 34, seed 002) ---------------------------
+
+
+def test_the_seed_agent_variables_are_ragd_agent_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragd.settings import Settings
+
+    for name, value in {"SYSTEM_PROMPT": "Find {max_queries}.", "FETCH_K": "20", "PREVIEW_K": "5"}.items():
+        monkeypatch.setenv(f"RAGD_AGENT__{name}", value)
+    monkeypatch.setenv("RAGD_AGENT__HISTORY_TURNS", "4")
+    agent = Settings().agent  # type: ignore[call-arg]
+    assert (agent.system_prompt, agent.fetch_k, agent.preview_k, agent.history_turns) == (
+        "Find {max_queries}.",
+        20,
+        5,
+        4,
+    )
+
+
+async def test_system_prompt_and_history_turns_shape_the_query_step(rig: Rig) -> None:
+    conversation = (
+        Message("user", "OLDEST-TURN tell me about lunch"),
+        Message("assistant", "OLDER-TURN lasagne on Fridays"),
+        Message("user", "What about beta?"),
+        Message("assistant", "Beta runs weekly."),
+        Message("user", "At what time do beta deployments run?"),
+    )
+    rig.model.script(search_call("beta deployment time"), grader("Tuesday"))
+    agent = rig.agent(
+        system_prompt="You are RETRIEVER-X: write up to {max_queries} queries.", history_turns=3
+    )
+    result = await agent.run(PipelineRequest(collections=("kb",), messages=conversation, k=2))
+
+    assert names(result)[0] == "beta.md"
+    system, history = rig.model.requests[0].json["messages"]
+    assert system == {"role": "system", "content": "You are RETRIEVER-X: write up to 2 queries."}
+    assert "USER: What about beta?" in history["content"]
+    assert "USER: At what time do beta deployments run?" in history["content"]
+    assert "OLDER-TURN" not in history["content"]  # only the last three messages
+    assert "OLDEST-TURN" not in history["content"]
+    rig.model.done()
+
+
+async def test_fetch_k_widens_each_round_and_preview_k_bounds_what_is_graded(rig: Rig) -> None:
+    rig.model.script(search_call("release"), grader("gamma", "Gamma"))
+    recording = Recording(rig.pipeline)
+    result = await rig.agent(recording, fetch_k=5, preview_k=2).run(ask("Tell me about releases", k=1))
+
+    assert len(recording.rounds[0].hits) == 5  # the round fetched fetch_k, not k
+    grade = rig.model.requests[1]
+    assert sorted(shown(grade)) == [1, 2]  # the model graded the best two only
+    assert len(result.hits) == 1  # the caller still gets k
+    assert names(result)[0] in {"gamma.md", "gamma-notes.md"}
+    rig.model.done()
+
+
+async def test_the_loop_is_the_agent_loop_stage_and_the_path_has_the_seed_label(rig: Rig) -> None:
+    rig.model.script(search_call("beta deployments"), grader("Tuesday"))
+    await rig.agent().run(ask("When do beta deployments run?"))
+    assert rig.metric("retrieval_stage_duration_seconds_count", stage="agent_loop") == 1
+    assert rig.metric("hybrid_path_total", path="native_sparse") == 1
+    assert rig.metric("hybrid_path_total", path="hybrid") == 0
+    rig.model.done()

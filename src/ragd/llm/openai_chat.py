@@ -23,6 +23,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from ragd.errors import ConfigurationError, UpstreamFailed
 from ragd.llm.base import Completion, StreamDelta, ToolSpec
+from ragd.llm.payload_log import log_request
 from ragd.settings import LlmSettings
 from ragd.types import Message, ToolCall
 
@@ -57,13 +58,16 @@ class OpenAIChatModel:
         tools: Sequence[ToolSpec] = (),
     ) -> Completion:
         body = [wire_message(m) for m in messages]
+        wired = [wire_tool(t) for t in tools]
+        sent = {"messages": body, "temperature": temperature, "max_tokens": max_tokens, "tools": wired}
+        log_request("complete", self.model, sent)
         response = await bounded(
             self._client.chat.completions.create(
                 model=self.model,
                 messages=body,
                 temperature=temperature,
                 max_tokens=max_tokens or openai.omit,
-                tools=[wire_tool(t) for t in tools] if tools else openai.omit,
+                tools=wired or openai.omit,
             ),
             self.model,
             self._deadline_s,
@@ -100,6 +104,8 @@ class OpenAICompletions:
         tools: Sequence[ToolSpec] = (),
         tool_choice: str | None = None,
     ) -> Completion:
+        logged = {"messages": [wire_message(m) for m in messages], "tools": [wire_tool(t) for t in tools]}
+        log_request("chat", model, {**logged, **(params or {})})
         response = await bounded(
             self._client.chat.completions.create(
                 model=model,
@@ -121,6 +127,7 @@ class OpenAICompletions:
         params: Mapping[str, Any] | None = None,
         include_usage: bool = False,
     ) -> AsyncIterator[StreamDelta]:
+        log_request("chat stream", model, {"messages": [wire_message(m) for m in messages], **(params or {})})
         chunks = await bounded(
             self._client.chat.completions.create(
                 model=model,

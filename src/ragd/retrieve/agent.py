@@ -8,7 +8,11 @@
 Bounded three ways: ``max_iterations`` search rounds, a wall-clock ``timeout_s`` (past it, what was
 already retrieved comes back: never an error) and a ``token_budget``.  The model never fails a
 search: a failing LLM falls back to the plain search, an unreadable grade accepts what was found.
-Every step is logged at DEBUG and counted in the ``agent_*`` metrics.
+Every step is logged at DEBUG and counted in the ``agent_*`` metrics; the whole loop is the
+``agent_loop`` stage of ``retrieval_stage_duration_seconds`` (the retrieval agent's dashboards).
+The retrieval agent's ``AGENT_*`` knobs are settings (:class:`~ragd.settings.AgentSettings`):
+``system_prompt`` for the query step, ``fetch_k`` hits per round, ``preview_k`` of them graded,
+``history_turns`` messages of the conversation shown.
 """
 
 from __future__ import annotations
@@ -117,12 +121,13 @@ class AgenticSearch:
         limit = self._settings.timeout_s
         if request.deadline_s is not None:
             limit = min(limit, request.deadline_s)
-        try:
-            async with asyncio.timeout(limit):
-                stopped = await self._loop(request, progress)
-        except TimeoutError:
-            stopped = StopReason.TIMEOUT
-            await self._timed_out(request, progress, limit)
+        with self._metrics.stage("agent_loop"):
+            try:
+                async with asyncio.timeout(limit):
+                    stopped = await self._loop(request, progress)
+            except TimeoutError:
+                stopped = StopReason.TIMEOUT
+                await self._timed_out(request, progress, limit)
         self._metrics.agent_iterations.observe(progress.rounds)
         log.debug(
             "agent stopped (%s) after %d rounds, %d tokens, %d hits",
@@ -157,7 +162,8 @@ class AgenticSearch:
             except _ModelFailed:
                 self._fallback("llm_failed")
                 return StopReason.FALLBACK
-            grade = read_grade(completion, len(progress.pool), self._settings.max_queries)
+            shown = len(progress.pool[: self._settings.preview_k])
+            grade = read_grade(completion, shown, self._settings.max_queries)
             if grade is None:
                 self._fallback("grade_unparsed")
                 return StopReason.FALLBACK
@@ -179,7 +185,13 @@ class AgenticSearch:
         if any(q.strip() for q in request.queries) or not request.messages:
             return plain_queries(request)
         most = self._settings.max_queries
-        completion = await self._ask(query_messages(request.messages, most), self._tools[0], progress)
+        asked = query_messages(
+            request.messages,
+            most,
+            history_turns=self._settings.history_turns,
+            system_prompt=self._settings.system_prompt,
+        )
+        completion = await self._ask(asked, self._tools[0], progress)
         queries, from_text = read_queries(completion, most)
         if queries and from_text:
             self._fallback("text_queries")
@@ -192,7 +204,7 @@ class AgenticSearch:
         return grade_messages(
             question_of(request.messages, progress.queries),
             progress.queries,
-            progress.pool,
+            progress.pool[: self._settings.preview_k],
             preview_chars=self._settings.preview_chars,
             max_queries=self._settings.max_queries,
         )
@@ -217,7 +229,8 @@ class AgenticSearch:
 
     async def _search(self, request: PipelineRequest, queries: Sequence[str], progress: _Progress) -> None:
         log.debug("agent round %d searches %s", progress.rounds + 1, [sanitize(q, limit=80) for q in queries])
-        progress.add(await self._inner.run(replace(request, queries=tuple(queries))))
+        fetch = max(self._settings.fetch_k or request.k, request.k)
+        progress.add(await self._inner.run(replace(request, queries=tuple(queries), k=fetch)))
 
     async def _timed_out(self, request: PipelineRequest, progress: _Progress, limit: float) -> None:
         self._metrics.agent_timeouts.inc()

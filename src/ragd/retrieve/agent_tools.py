@@ -22,8 +22,6 @@ from ragd.prompts import AGENT_GRADE, AGENT_GRADE_TOOL, AGENT_QUERIES, AGENT_SEA
 from ragd.retrieve.queries import MAX_QUERY_CHARS, last_user_message, parse_queries, render_history
 from ragd.types import ChunkMeta, Hit, Message, ParsedEnum
 
-#: the last messages of the conversation shown to the model when it writes the first queries
-HISTORY_MESSAGES = 6
 SEARCH = "search_documents"
 GRADE = "grade"
 
@@ -72,9 +70,14 @@ def grade_tool(max_queries: int) -> ToolSpec:
     )
 
 
-def query_messages(messages: Sequence[Message], max_queries: int) -> list[Message]:
-    system = fill(AGENT_QUERIES, max_queries=max_queries, current_date=datetime.now(UTC).date().isoformat())
-    history = render_history(messages, HISTORY_MESSAGES)
+def query_messages(
+    messages: Sequence[Message], max_queries: int, *, history_turns: int, system_prompt: str | None = None
+) -> list[Message]:
+    """The first step's request: the system prompt (``system_prompt`` when set and not blank, else
+    the built-in one) and the conversation's last ``history_turns`` messages."""
+    template = system_prompt if system_prompt and system_prompt.strip() else AGENT_QUERIES
+    system = fill(template, max_queries=max_queries, current_date=datetime.now(UTC).date().isoformat())
+    history = render_history(messages, history_turns)
     return [Message("system", system), Message("user", f"### Chat history\n{history}")]
 
 

@@ -39,6 +39,14 @@ log = logging.getLogger(__name__)
 #: with diversity asked for, each query fetches k x this candidates (at most MAX_DIVERSITY_POOL)
 DIVERSITY_POOL = 4
 MAX_DIVERSITY_POOL = 200
+#: ``hybrid_path_total{path}``: the retrieval agent's values for the path a query took — fusion of
+#: sparse vectors inside Qdrant (``native_sparse``), dense alone (``dense_only``); ragd's sparse-only
+#: mode has no counterpart there (``sparse_only``), and ragd never runs its ``bm25_fallback``
+HYBRID_PATHS = {
+    SearchMode.HYBRID: "native_sparse",
+    SearchMode.DENSE: "dense_only",
+    SearchMode.SPARSE: "sparse_only",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +205,7 @@ class SearchPipeline:
                 )
             )
         self._metrics.candidates_fetched.observe(len(hits))
-        self._metrics.hybrid_path.labels(self._retriever.effective_mode(request.mode).value).inc()
+        self._metrics.hybrid_path.labels(HYBRID_PATHS[self._retriever.effective_mode(request.mode)]).inc()
         if stage is None or not hits:
             return hits, "unranked"
         return await self._reranked(query, hits, stage.reranker)
