@@ -390,6 +390,64 @@ def test_bad_tei_requests_are_4xx_with_a_code(
         assert words in response.text
 
 
+# -- ragproxy's embedder (seed 004): POST /ragproxy/embed, GET /health -------------------------
+
+
+@pytest.mark.parametrize("field", ["inputs", "texts"])
+def test_ragproxy_embed_answers_vectors_normalize_and_dim(live: LiveServer, field: str) -> None:
+    response = post(live, "/ragproxy/embed", {field: TEXTS, "normalize": True})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert set(body) == {"vectors", "normalize", "dim"}
+    assert (body["normalize"], body["dim"]) == (True, MINILM_DIM)
+    vectors = np.array(body["vectors"])
+    assert vectors.shape == (2, MINILM_DIM)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    tei = post(live, "/embed", {"inputs": TEXTS}).json()  # the same vectors TEI's shape gives
+    assert np.allclose(vectors, tei, atol=1e-6)
+    single = post(live, "/ragproxy/embed", {field: TEXTS[0]}).json()  # normalize defaults to true
+    assert single["normalize"] is True
+    assert np.allclose(single["vectors"], vectors[:1], atol=1e-6)
+
+
+def test_the_tei_shape_is_unchanged_beside_ragproxy_s(live: LiveServer) -> None:
+    tei = post(live, "/embed", {"inputs": TEXTS, "normalize": True})
+    assert tei.status_code == 200
+    vectors = tei.json()
+    assert isinstance(vectors, list)  # a bare array …
+    assert all(isinstance(v, list) for v in vectors)  # … of arrays
+    assert tei.content == json.dumps(vectors, separators=(",", ":")).encode()
+    assert post(live, "/embed", {"texts": TEXTS}).status_code == 422  # TEI's /embed reads inputs only
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"inputs": TEXTS, "normalize": False}, "normalize"),
+        ({"inputs": TEXTS, "texts": TEXTS}, "one of the two"),
+        ({"normalize": True}, "one of the two"),
+        ({"texts": []}, "empty"),
+        ({"texts": ["a"], "input_type": "classification"}, "valid values"),
+    ],
+)
+def test_bad_ragproxy_requests_are_400_with_a_code(
+    live: LiveServer, body: dict[str, Any], words: str
+) -> None:
+    response = post(live, "/ragproxy/embed", body)
+    assert response.status_code == 400, response.text
+    detail = response.json()["detail"]
+    assert detail["code"] == "INVALID_REQUEST"
+    assert words in detail["error"]
+
+
+def test_ragproxy_embed_needs_a_key_and_health_names_the_model(live: LiveServer) -> None:
+    assert post(live, "/ragproxy/embed", {"texts": ["a"]}, headers={}).status_code == 401
+    for path in ("/health", "/ragproxy/health"):
+        health = httpx.get(f"{live.url}{path}", timeout=10)  # no key, as liveness probes call it
+        assert health.status_code == 200, path
+        assert health.json() == {"status": "ok", "ok": True, "model": "packaged:all-MiniLM-L6-v2"}
+
+
 # -- POST /v1/rerank ----------------------------------------------------------------------------
 
 

@@ -52,6 +52,9 @@ def test_past_a_limit_is_a_413_naming_it(live: LiveServer, texts: list[str], wor
     assert tei.status_code == 413, tei.text
     assert tei.json()["detail"]["code"] == "INPUT_TOO_LARGE"  # ragd's shape elsewhere
     assert words in tei.json()["detail"]["error"]
+    ragproxy = post(live, "/ragproxy/embed", {"texts": texts})
+    assert ragproxy.status_code == 413, ragproxy.text
+    assert ragproxy.json()["detail"]["code"] == "INPUT_TOO_LARGE"
 
 
 def test_within_the_limits_is_embedded(live: LiveServer) -> None:
@@ -60,11 +63,12 @@ def test_within_the_limits_is_embedded(live: LiveServer) -> None:
     assert len(response.json()["data"]) == 2
 
 
-def test_a_body_bigger_than_the_limits_need_is_refused_unread(live: LiveServer) -> None:
+@pytest.mark.parametrize("path", ["/v1/embeddings", "/ragproxy/embed"])
+def test_a_body_bigger_than_the_limits_need_is_refused_unread(live: LiveServer, path: str) -> None:
     """Only the head is sent: the 413 comes before a byte of the declared body."""
     limit = InputLimits(3, 50, 100).body_bytes
     head = (
-        f"POST /v1/embeddings HTTP/1.1\r\nHost: {live.url.removeprefix('http://')}\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: {live.url.removeprefix('http://')}\r\n"
         f"Authorization: Bearer {KEY}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {limit + 1}\r\n\r\n"
     )

@@ -1,4 +1,5 @@
-"""Wire shapes of the model endpoints: OpenAI's embeddings, TEI's ``/embed``, Cohere's rerank.
+"""Wire shapes of the model endpoints: OpenAI's embeddings, TEI's ``/embed``, ragproxy's
+``/ragproxy/embed``, Cohere's rerank.
 
 Edge models only: unknown fields are ignored (clients send ``user`` and vendor extras), and the
 limits and name lookups are the domain's (:mod:`ragd.embed.serving`, :mod:`ragd.rerank.serving`),
@@ -85,6 +86,33 @@ class TeiEmbedBody(BaseModel):
             raise InvalidRequest("normalize: false is not supported: ragd's vectors are L2-normalised")
         if self.truncation_direction is not None and self.truncation_direction.lower() != "right":
             raise InvalidRequest("truncation_direction: ragd cuts long texts on the right only")
+
+
+class RagproxyEmbedBody(BaseModel):
+    """``POST /ragproxy/embed``: ragproxy's embedder request, ``inputs`` or ``texts``."""
+
+    model_config = ConfigDict(extra="ignore")
+    inputs: str | list[str] | None = Field(None, description="the texts (or 'texts'; one of the two)")
+    texts: str | list[str] | None = Field(None, description="the texts (or 'inputs'; one of the two)")
+    normalize: bool = Field(True, description="ragd's vectors are always L2-normalised: false is refused")
+    input_type: str | None = Field(
+        None,
+        max_length=64,
+        description="ragd extension: 'query' (the query prefix) or 'document' (the default)",
+    )
+
+    def text_list(self) -> list[str]:
+        if not self.normalize:
+            raise InvalidRequest("normalize: false is not supported: ragd's vectors are L2-normalised")
+        if (self.inputs is None) == (self.texts is None):
+            raise InvalidRequest("give the texts as 'inputs' or as 'texts' (one of the two)")
+        given = self.inputs if self.inputs is not None else self.texts
+        return unicode_texts([given] if isinstance(given, str) else list(given or []))
+
+
+def ragproxy_embed_response(embedded: Embedded, dimension: int, normalize: bool) -> dict[str, Any]:
+    """ragproxy's answer: ``{"vectors": [[…]], "normalize": …, "dim": n}``."""
+    return {"vectors": [v.tolist() for v in embedded.vectors], "normalize": normalize, "dim": dimension}
 
 
 class RerankDocument(BaseModel):

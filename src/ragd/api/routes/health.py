@@ -1,4 +1,5 @@
-"""``/health`` (liveness), ``/health/ready`` (model loaded, store and catalog answering), ``/metrics``.
+"""``/health`` (liveness; ``/ragproxy/health`` too), ``/health/ready`` (model loaded, store and
+catalog answering), ``/metrics``.
 
 ``/health`` answers 503 once start-up has failed for good (the store is locked, a setting is
 wrong, the model is missing): a process that cannot serve must not look alive.  ``ragd serve``
@@ -18,10 +19,17 @@ router = APIRouter()
 
 @router.get("/health")
 @router.head("/health", include_in_schema=False)
+@router.get("/ragproxy/health", include_in_schema=False)
+@router.head("/ragproxy/health", include_in_schema=False)
 async def health(request: Request) -> JSONResponse:
-    if request.app.state.ragd.startup_error is not None:
-        return JSONResponse({"status": "error", "detail": "ragd failed to start"}, status_code=503)
-    return JSONResponse({"status": "ok"})
+    """``status`` (the reference services' field), and ragproxy's ``ok`` and ``model`` (the dense
+    model ``/embed`` and ``/ragproxy/embed`` serve), for ragproxy's clients on either path."""
+    state = request.app.state.ragd
+    model = state.settings.embedding.model
+    if state.startup_error is not None:
+        body = {"status": "error", "detail": "ragd failed to start", "ok": False, "model": model}
+        return JSONResponse(body, status_code=503)
+    return JSONResponse({"status": "ok", "ok": True, "model": model})
 
 
 @router.get("/health/ready")

@@ -4,6 +4,9 @@
   engine); ``input_type`` (``query`` | ``document``, the default) picks the model's prefix;
 * ``POST /embed`` — Text Embeddings Inference's format: a JSON array of vectors, ``[[…]]`` for a
   single string too;
+* ``POST /ragproxy/embed`` — ragproxy's embedder (seed 004): ``{"inputs" | "texts": […], "normalize"}``
+  answered ``{"vectors": [[…]], "normalize": true, "dim": n}``; its clients take
+  ``http://ragd/ragproxy`` as their base URL (``GET /ragproxy/health`` is in :mod:`.health`);
 * ``POST /v1/rerank`` — Cohere's format (Open WebUI's external reranker), TEI's ``texts`` too;
   ``404`` while no reranker is configured;
 * ``GET /v1/models/{id}`` — OpenAI's model object: for every id ``GET /v1/models`` lists (the
@@ -29,11 +32,13 @@ from ragd.api.deps import metrics, services
 from ragd.api.model_list import listed_model, listed_models
 from ragd.api.model_schemas import (
     EmbeddingsBody,
+    RagproxyEmbedBody,
     RerankBody,
     TeiEmbedBody,
     check_dimensions,
     embeddings_response,
     model_object,
+    ragproxy_embed_response,
     rerank_response,
 )
 from ragd.bootstrap import Services
@@ -72,7 +77,7 @@ def input_limits(server: ServerSettings) -> InputLimits:
 
 
 #: the routes whose JSON bodies :attr:`~ragd.model_inputs.InputLimits.body_bytes` bounds (the body gate)
-MODEL_ROUTES = ("/v1/embeddings", "/embed", "/v1/rerank")
+MODEL_ROUTES = ("/v1/embeddings", "/embed", "/ragproxy/embed", "/v1/rerank")
 
 
 def work_key_of(caller: Principal) -> str:
@@ -110,6 +115,20 @@ async def tei_embed(body: TeiEmbedBody, caller: Caller, svc: Svc, m: Met) -> JSO
         embedded = await served.embed(model, texts, kind, limits=limits, turns=svc.model_turns)
     m.model_inputs.labels("embed").inc(len(texts))
     return JSONResponse([vector.tolist() for vector in embedded.vectors])
+
+
+@router.post("/ragproxy/embed", response_model=None)
+async def ragproxy_embed(body: RagproxyEmbedBody, caller: Caller, svc: Svc, m: Met) -> JSONResponse:
+    """The default model's vectors in ragproxy's shape: ``{"vectors", "normalize", "dim"}``."""
+    texts = body.text_list()
+    served = served_models(svc)
+    model = served.default
+    with working_for(work_key_of(caller)):
+        kind = InputType.parse(body.input_type)
+        limits = input_limits(svc.settings.server)
+        embedded = await served.embed(model, texts, kind, limits=limits, turns=svc.model_turns)
+    m.model_inputs.labels("ragproxy").inc(len(texts))
+    return JSONResponse(ragproxy_embed_response(embedded, model.dimension, body.normalize))
 
 
 @router.post("/v1/rerank", response_model=None)
