@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -27,7 +29,35 @@ def chunk_text(seed: int, tokens: int) -> str:
     return " ".join(rng.choice(WORDS, size=tokens))
 
 
-def test_spec_and_tokenizer_describe_the_packaged_model(dense: DenseEmbedder) -> None:
+@pytest.fixture(scope="module", params=["fp32", "int8"])
+def precision(request: pytest.FixtureRequest) -> str:
+    """Every test of the contract runs on both precisions of the local model."""
+    return str(request.param)
+
+
+@pytest.fixture(scope="module")
+def int8_dense(model_cache: Path) -> Iterator[DenseEmbedder]:
+    embedder = OnnxDenseEmbedder.from_settings(EmbeddingSettings(precision="int8"), model_cache)
+    yield embedder
+    asyncio.run(embedder.aclose())
+
+
+@pytest.fixture
+def dense(dense: DenseEmbedder, precision: str, request: pytest.FixtureRequest) -> DenseEmbedder:
+    """The session's fp32 model, or this module's int8 one."""
+    return cast(DenseEmbedder, request.getfixturevalue("int8_dense")) if precision == "int8" else dense
+
+
+@pytest.fixture
+def make_embedder(make_embedder: Make, precision: str) -> Make:
+    def make(**settings: Any) -> OnnxDenseEmbedder:
+        return make_embedder(**{"precision": precision, **settings})
+
+    return make
+
+
+def test_spec_and_tokenizer_describe_the_packaged_model(dense: DenseEmbedder, precision: str) -> None:
+    assert dense.spec.precision == precision
     assert dense.spec.model == PACKAGED_MINILM
     assert (dense.spec.dimension, dense.spec.max_tokens) == (384, 256)
     assert (dense.spec.query_prefix, dense.spec.document_prefix) == ("", "")
@@ -88,8 +118,10 @@ def test_max_tokens_beyond_the_model_positions_is_refused(model_cache: Path) -> 
         OnnxDenseEmbedder.from_settings(EmbeddingSettings(max_tokens=1024), model_cache)
 
 
-def test_onnxruntime_failure_becomes_embedding_failed(packaged: ModelFolder, model_cache: Path) -> None:
-    encoder = open_encoder(packaged, model_cache, batch_threads=1, query_threads=1)
+def test_onnxruntime_failure_becomes_embedding_failed(
+    packaged: ModelFolder, model_cache: Path, dense: DenseEmbedder, precision: str
+) -> None:
+    encoder = open_encoder(packaged, model_cache, batch_threads=1, query_threads=1, precision=precision)
     out_of_vocabulary = np.array([[101, 10_000_000, 102]], dtype=np.int64)
     batch = ModelInputs(out_of_vocabulary, np.ones_like(out_of_vocabulary), np.zeros_like(out_of_vocabulary))
 

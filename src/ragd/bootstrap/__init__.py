@@ -318,6 +318,7 @@ def manifest_for(
         chunker_version=chunker.version,
         extra_dense=spaces.manifest_entries if spaces is not None else (),
         sparse_groups=sparse_groups,
+        dense_precision=spec.precision,
     )
 
 

@@ -22,6 +22,8 @@ class DenseSpec:
     max_tokens: int
     query_prefix: str = ""
     document_prefix: str = ""
+    #: the local model's weights as run: "fp32" or "int8" (RAGD_EMBEDDING__PRECISION)
+    precision: str = "fp32"
 
 
 class DenseEmbedder(Protocol):

@@ -36,7 +36,7 @@ def graph_key(folder: ModelFolder) -> str:
     digest = hashlib.sha256()
     digest.update(f"builder={BUILDER_VERSION};pooling={folder.pooling.value};".encode())
     digest.update(folder.config_file.read_bytes())
-    digest.update(_file_sha256(folder.weights_file).encode())
+    digest.update(file_sha256(folder.weights_file).encode())
     return digest.hexdigest()
 
 
@@ -84,7 +84,7 @@ def write_atomically(data: bytes, path: Path) -> None:
         raise ConfigurationError(f"cannot write the ONNX graph {str(path)!r}: {exc}") from exc
 
 
-def _file_sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         while block := handle.read(_HASH_BLOCK):

@@ -46,6 +46,7 @@ from ragd.embed.hf_tokenizer import HfTokenizer, TokenIds
 from ragd.embed.length_queue import LengthQueue, QueueClosed
 from ragd.embed.model_source import ModelFolder, resolve_model
 from ragd.embed.onnx_runner import Matrix, OnnxEncoder, open_encoder
+from ragd.embed.quantize import calibration_texts
 from ragd.embed.query_batcher import QueryBatcher, QueryCache
 from ragd.errors import ConfigurationError, EmbeddingFailed
 from ragd.settings import EmbeddingSettings
@@ -118,17 +119,26 @@ class OnnxDenseEmbedder:
         threads = settings.threads or os.cpu_count() or 1
         lanes = settings.lanes or min(threads, 4)
         per_lane = max(1, threads // lanes)
-        encoder = open_encoder(folder, cache_dir, batch_threads=per_lane, query_threads=threads)
+        encoder = open_encoder(
+            folder,
+            cache_dir,
+            batch_threads=per_lane,
+            query_threads=threads,
+            precision=settings.precision,
+            calibration=lambda: tokenizer.pad(tokenizer.encode_for_model(calibration_texts())),
+        )
         spec = DenseSpec(
             model=settings.model,
             dimension=folder.dimension,
             max_tokens=window,
             query_prefix=settings.query_prefix,
             document_prefix=settings.document_prefix,
+            precision=settings.precision,
         )
         logger.info(
-            "dense model %s ready in %.2f s (dim %d, window %d, %s pooling, %d lanes x %d threads)",
+            "dense model %s (%s) ready in %.2f s (dim %d, window %d, %s pooling, %d lanes x %d threads)",
             settings.model,
+            settings.precision,
             time.perf_counter() - started,
             spec.dimension,
             window,
@@ -136,14 +146,17 @@ class OnnxDenseEmbedder:
             lanes,
             per_lane,
         )
+        # int8 scales a call's activations by the range of the whole call: one text a call keeps each
+        # text's vector its own (not its batch neighbours'), and measured no slower here
+        alone = settings.precision == "int8"
         return cls(
             spec,
             tokenizer,
             encoder,
-            settings.batch_size,
+            1 if alone else settings.batch_size,
             lanes,
             settings.max_batch_tokens or None,
-            query_batch=settings.query_batch,
+            query_batch=1 if alone else settings.query_batch,
             query_cache=settings.query_cache,
         )
 

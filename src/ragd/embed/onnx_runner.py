@@ -11,6 +11,7 @@ Two kinds of graph are run the same way:
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import threading
 import time
@@ -19,12 +20,14 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+import onnx
 import onnxruntime as ort
 
 from ragd.embed.bert_onnx import POOLED_OUTPUT
-from ragd.embed.graph_cache import KEY_METADATA, build_graph_file, cached_graph_path, graph_key
+from ragd.embed.graph_cache import KEY_METADATA, build_graph_file, cached_graph_path, file_sha256, graph_key
 from ragd.embed.hf_tokenizer import ModelInputs
 from ragd.embed.model_source import ModelFolder, Pooling
+from ragd.embed.quantize import quantize_graph, quantized_key, quantized_path
 from ragd.errors import ConfigurationError, EmbeddingFailed
 
 logger = logging.getLogger(__name__)
@@ -114,34 +117,76 @@ def session_options(threads: int, *, spinning: bool = False) -> ort.SessionOptio
 
 
 def open_encoder(
-    folder: ModelFolder, cache_dir: Path, *, batch_threads: int, query_threads: int
+    folder: ModelFolder,
+    cache_dir: Path,
+    *,
+    batch_threads: int,
+    query_threads: int,
+    precision: str = "fp32",
+    calibration: Callable[[], ModelInputs] | None = None,
 ) -> OnnxEncoder:
     """An encoder for ``folder``: its own ONNX export if it has one, else the cached (or new) graph.
 
     Two sessions share the file: batches run on one with ``batch_threads`` sleeping workers (it may
     be called from several lanes at once: ``run`` is thread-safe), queries on one with
-    ``query_threads`` spinning workers (see :func:`session_options`).
+    ``query_threads`` spinning workers (see :func:`session_options`).  With ``precision="int8"``
+    the sessions run the graph's int8 quantisation (:mod:`ragd.embed.quantize`), made once from
+    ``calibration`` and cached beside it.
     """
     options = session_options(batch_threads)
     started = time.perf_counter()
     pooling: Pooling | None = None  # ragd's own graph pools and normalises by itself
     built = False
+    session: ort.InferenceSession | None = None
     if folder.onnx_file is not None:
         path, pooling = folder.onnx_file, folder.pooling
-        session = _session(path, options)
+        key = export_key(path) if precision == "int8" else ""
     else:
         key = graph_key(folder)
         path = cached_graph_path(cache_dir, key)
-        cached = _open_cached(path, key, options)
-        built = cached is None
-        if cached is None:
+    if precision == "int8":
+        int8_key = quantized_key(key)
+        int8_path = quantized_path(cache_dir, int8_key)
+        session = _open_cached(int8_path, int8_key, options)
+        if session is None:
+            if calibration is None:
+                raise ConfigurationError("an int8 graph is made from a calibration batch: none was given")
+            if folder.onnx_file is None and not _is_complete(path, key):
+                build_graph_file(folder, path, key)
+            quantize_graph(path, int8_path, int8_key, calibration())
+            built = True
+        path = int8_path
+    elif folder.onnx_file is None:
+        session = _open_cached(path, key, options)
+        built = session is None
+        if built:
             build_graph_file(folder, path, key)
-        session = cached or _session(path, options)
+    session = session or _session(path, options)
     query_session = functools.partial(_session, path, session_options(query_threads, spinning=True))
     logger.info(
         "loaded %s graph %s in %.2f s", "new" if built else "cached", path.name, time.perf_counter() - started
     )
     return OnnxEncoder(session, pooling, source=path, built=built, query_session=query_session)
+
+
+def export_key(path: Path) -> str:
+    """Content key of a model's own ONNX export (its bytes)."""
+    return hashlib.sha256(f"export;{file_sha256(path)}".encode()).hexdigest()
+
+
+def _is_complete(path: Path, key: str) -> bool:
+    """Whether ``path`` holds a graph whose metadata carries ``key`` (a whole file of this key)."""
+    if not path.is_file():
+        return False
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception:  # a cut or foreign file: onnx raises DecodeError, OSError, ValueError
+        logger.warning("cached ONNX graph %s is unreadable; rebuilding it", path)
+        return False
+    if {entry.key: entry.value for entry in model.metadata_props}.get(KEY_METADATA) != key:
+        logger.warning("cached ONNX graph %s is incomplete or foreign; rebuilding it", path)
+        return False
+    return True
 
 
 def _open_cached(path: Path, key: str, options: ort.SessionOptions) -> ort.InferenceSession | None:

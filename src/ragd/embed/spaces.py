@@ -62,6 +62,7 @@ class DenseSpaces:
                 dim=model.spec.dimension,
                 query_prefix=model.spec.query_prefix,
                 document_prefix=model.spec.document_prefix,
+                precision=model.spec.precision,
             )
             for name, model in sorted(self.named.items())
         )

@@ -33,9 +33,18 @@ FIX_HINT = (
 def manifest_to_dict(manifest: IndexManifest) -> dict[str, Any]:
     """The manifest as a JSON object (``extra_dense``: a list of objects, one per named model)."""
     data = dataclasses.asdict(manifest)
-    data["extra_dense"] = [dataclasses.asdict(space) for space in manifest.extra_dense]
+    data["extra_dense"] = [_space_dict(space) for space in manifest.extra_dense]
     if not manifest.sparse_groups:  # the one-vector layout's manifest stays as older ragd wrote it
         del data["sparse_groups"]
+    if manifest.dense_precision == "fp32":  # so does an fp32 index's
+        del data["dense_precision"]
+    return data
+
+
+def _space_dict(space: DenseSpace) -> dict[str, Any]:
+    data = dataclasses.asdict(space)
+    if space.precision == "fp32":
+        del data["precision"]
     return data
 
 
