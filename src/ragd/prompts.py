@@ -34,6 +34,17 @@ given here. If the documents do not hold the answer, say so and answer only what
 </retrieved_documents>
 """
 
+#: ragproxy's style (RAGD_CHAT__PROMPT_STYLE=sources-list): the same instructions, the sources as a
+#: numbered list, each its title and URL (or path), then its text
+RAG_SOURCES_LIST = """## Sources
+Answer the user's latest message from the numbered sources below. After each statement that uses \
+a source, cite it by its number in square brackets, e.g. [1] or [2][3]; cite only the numbers \
+given here. If the sources do not hold the answer, say so and answer only what they support.\
+{tool_hint}
+
+{context}
+"""
+
 NO_RELEVANT_DOCUMENTS = """## Retrieved Documentation
 A search of the user's documents found nothing relevant to the latest message. Tell the user that \
 their documents do not cover it; answer from general knowledge only if they ask for that, and then \

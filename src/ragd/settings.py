@@ -12,10 +12,10 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from ragd.types import ChunkStrategy, FusionMethod, SearchMode
+from ragd.types import ChunkStrategy, FusionMethod, PromptStyle, SearchMode
 
 PACKAGED_MINILM = "packaged:all-MiniLM-L6-v2"
 
@@ -118,12 +118,6 @@ class EmbeddingSettings(BaseModel):
     timeout_s: float = Field(30.0, gt=0)
     retries: int = Field(3, ge=0, le=20)
     cache_dir: Path | None = Field(None, description="where converted ONNX graphs are cached")
-    precision: Literal["fp32", "int8"] = Field(
-        "fp32",
-        description="local: int8 runs the model's dynamic int8 quantisation (made once, cached beside the"
-        " graph): ~1.8x the chunks/s of fp32 here (docs/benchmarks.md, int8); fixed when the index is"
-        " created (a change is INDEX_MISMATCH: migrate the dataset or re-index)",
-    )
     languages: Annotated[tuple[str, ...], NoDecode] = Field(
         ("en",), description="languages the dense model understands (ISO 639-1); others lean on BM25"
     )
@@ -132,15 +126,6 @@ class EmbeddingSettings(BaseModel):
     @classmethod
     def _languages(cls, v: object) -> object:
         return _comma_list(v)
-
-    @model_validator(mode="after")
-    def _precision_is_local(self) -> EmbeddingSettings:
-        if self.precision != "fp32" and self.provider != "local":
-            raise ValueError(
-                f"precision={self.precision!r} is for the local model; a {self.provider} endpoint's"
-                " precision is its server's (set precision to fp32)"
-            )
-        return self
 
 
 class SparseSettings(BaseModel):
@@ -352,6 +337,32 @@ class ChatSettings(BaseModel):
     )
     tool_token_budget: int = Field(
         6000, ge=1, description="tokens of one tool result (a long document is cut there)"
+    )
+    diversity: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="ragproxy's MMR default: 0 keeps the ranking, higher favours variety among the sources"
+        " (a request's rag_diversity overrides it)",
+    )
+    max_per_file: int | None = Field(
+        None,
+        ge=1,
+        le=50,
+        description="at most this many sources of one file or URL (ragproxy's one per URL: 1); unset: no"
+        " cap (a request's rag_max_per_file overrides it, 0: no cap)",
+    )
+    source_max_chars: int | None = Field(
+        None,
+        ge=1,
+        le=1_000_000,
+        description="ragproxy's character cap per source: each source's text given to the model is cut"
+        " there; unset: no cap (a request's rag_source_max_chars overrides it, 0: no cap)",
+    )
+    prompt_style: PromptStyle = Field(
+        PromptStyle.DOCUMENTS,
+        description="how sources are given to the model: 'documents' (ragd's <document> tags) or"
+        " 'sources-list' (ragproxy's numbered list: title and URL, then the text)",
     )
     tools_enabled: bool = Field(
         True, description="offer read_full_document and search_documents (rag_enable_tools=false: off)"

@@ -6,7 +6,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragd.answer.context import ELLIPSIS, citation, fit_budget, number_hits, render_source, truncate_tokens
+from ragd.answer.context import (
+    ELLIPSIS,
+    cap_chars,
+    citation,
+    fit_budget,
+    number_hits,
+    render_source,
+    render_sources_list,
+    truncate_tokens,
+)
 from ragd.chunk.approx_counter import ApproxTokenCounter
 from ragd.chunk.base import TokenCounter
 from ragd.embed.base import DenseEmbedder
@@ -97,3 +106,34 @@ def test_budget_properties(texts: list[str], budget: int) -> None:
 def test_truncate_tokens_leaves_short_text_alone(counter: TokenCounter) -> None:
     assert truncate_tokens("short text", counter, 50) == "short text"
     assert truncate_tokens("one two three", counter, 0).endswith(ELLIPSIS)  # at least one token stays
+
+
+# -- ragproxy's sources-list style and character cap (issue 34, seed 004) ------------------------------
+
+
+def test_the_sources_list_numbers_each_source_with_its_title_and_url_then_its_text() -> None:
+    page = citation(hit(1, "Ferries leave at nine.", source="https://example.org/ferries"), 1)
+    report = citation(hit(2, "Revenue rose.", source="reports/q3.pdf", page=2), 2)
+    bare = citation(hit(3, "Plain text."), 3)  # no source: the name alone
+    assert render_sources_list([page, report, bare]) == (
+        "[1] n1.md\nhttps://example.org/ferries\nFerries leave at nine.\n\n"
+        "[2] n2.md, page 3\nreports/q3.pdf\nRevenue rose.\n\n"
+        "[3] n3.md\nPlain text."
+    )
+
+
+def test_the_character_cap_cuts_long_sources_at_a_word_and_keeps_short_ones() -> None:
+    long, short = sources(["alpha beta gamma delta epsilon zeta", "tiny"])
+    capped = cap_chars([long, short], 20)
+    assert capped[0].text == "alpha beta gamma" + ELLIPSIS
+    assert capped[1] == short
+    assert cap_chars([long], None) == [long]
+    unbroken = sources(["x" * 50])[0]
+    assert cap_chars([unbroken], 10)[0].text == "x" * 10 + ELLIPSIS
+
+
+@given(st.text(min_size=0, max_size=300), st.integers(min_value=1, max_value=200))
+def test_a_capped_text_never_exceeds_the_cap(text: str, cap: int) -> None:
+    (item,) = cap_chars(sources([text]), cap)
+    assert len(item.text) <= cap + len(ELLIPSIS)
+    assert item.text == text or item.text.endswith(ELLIPSIS)

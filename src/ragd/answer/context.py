@@ -9,7 +9,14 @@ so a tight budget never leaves the model with no context.  Each source is render
     …text…
     </document>
 
-with ``page`` (1-based, for people) and ``section`` (the heading breadcrumb) when known.
+with ``page`` (1-based, for people) and ``section`` (the heading breadcrumb) when known; or, in
+ragproxy's *sources-list* style (:class:`~ragd.types.PromptStyle`), as::
+
+    [1] alpha.md
+    docs/alpha.md
+    …text…
+
+Each source's text may be cut to a number of characters first (:func:`cap_chars`).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ragd.answer.links import source_title
 from ragd.chunk.base import TokenCounter
 from ragd.types import ChunkMeta, Citation, Hit
 
@@ -86,3 +94,32 @@ def render_source(item: Citation) -> str:
 
 def render_context(citations: Iterable[Citation]) -> str:
     return "\n".join(render_source(c) for c in citations)
+
+
+def cap_chars(citations: Sequence[Citation], limit: int | None) -> list[Citation]:
+    """Each source's text cut after ``limit`` characters (before white space when there is some in
+    its last fifth), marked with an ellipsis; ``None`` keeps them whole."""
+    if limit is None:
+        return list(citations)
+    return [
+        item if len(item.text) <= limit else replace(item, text=_cut(item.text, limit)) for item in citations
+    ]
+
+
+def _cut(text: str, limit: int) -> str:
+    head = text[:limit]
+    space = head.rfind(" ", limit - limit // 5)
+    return (head[:space] if space > 0 else head).rstrip() + ELLIPSIS
+
+
+def render_sources_list(citations: Iterable[Citation]) -> str:
+    """ragproxy's style: ``[n] title``, the URL (a web page's) or path (a file's) when it says more
+    than the title, then the text; one blank line between sources."""
+    return "\n\n".join(_listed(c) for c in citations)
+
+
+def _listed(item: Citation) -> str:
+    title = source_title(item)
+    where = item.source if item.source and item.source != item.name else ""
+    head = f"[{item.number}] {title}" + (f"\n{where}" if where else "")
+    return f"{head}\n{item.text}"

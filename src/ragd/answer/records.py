@@ -18,6 +18,8 @@ class ChatRequest:
     tools: bool = True
     #: how sources are retrieved: relevance floor, fusion weight, diversity, near-duplicates
     knobs: SearchKnobs = field(default_factory=SearchKnobs)
+    #: each source's text given to the model is cut at this many characters; None: not cut
+    source_max_chars: int | None = None
     #: OpenAI request fields passed on as given (temperature, max_tokens, stop …)
     params: Mapping[str, Any] = field(default_factory=dict)
     include_usage: bool = False

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
 from ragd.answer.citations import cited_numbers, cited_spans, unmatched
-from ragd.answer.context import fit_budget, number_hits, render_context
+from ragd.answer.context import cap_chars, fit_budget, number_hits, render_context, render_sources_list
 from ragd.answer.conversation import client_turns, with_instructions
 from ragd.answer.records import Answer, AnswerDelta, AnswerEnd, AnswerStream, ChatRequest, Usage
 from ragd.answer.sources import SourceBook
@@ -27,11 +27,11 @@ from ragd.chunk.base import TokenCounter
 from ragd.errors import NotFound
 from ragd.llm.base import ChatCompletions, Completion, StreamDelta
 from ragd.observe.metrics import Metrics
-from ragd.prompts import NO_RELEVANT_DOCUMENTS, RAG_SYSTEM, RAG_TOOL_HINT, fill
+from ragd.prompts import NO_RELEVANT_DOCUMENTS, RAG_SOURCES_LIST, RAG_SYSTEM, RAG_TOOL_HINT, fill
 from ragd.retrieve.pipeline import PipelineRequest, Searcher
 from ragd.settings import ChatSettings
 from ragd.store.base import VectorStore
-from ragd.types import Citation, Hit, Message, PointFilter, SearchMode
+from ragd.types import Citation, Hit, Message, PointFilter, PromptStyle, SearchMode
 
 log = logging.getLogger(__name__)
 
@@ -95,13 +95,18 @@ class ChatAnswerer:
         if not citations:  # nothing relevant enough: say so, rather than let the model guess
             return _Prepared(with_instructions(turns, NO_RELEVANT_DOCUMENTS), book, None, retrieved=True)
         tools = self._toolbox(request, book)
-        instructions = fill(
-            RAG_SYSTEM, context=render_context(citations), tool_hint=RAG_TOOL_HINT if tools else ""
-        )
+        instructions = self._instructions(citations, tools is not None)
         prepared = _Prepared(with_instructions(turns, instructions), book, tools, retrieved=True)
         if tools is not None:
             await self._tool_rounds(request, prepared)
         return prepared
+
+    def _instructions(self, citations: Sequence[Citation], tools: bool) -> str:
+        """The system message: the sources in the configured style (RAGD_CHAT__PROMPT_STYLE)."""
+        hint = RAG_TOOL_HINT if tools else ""
+        if self._settings.prompt_style is PromptStyle.SOURCES_LIST:
+            return fill(RAG_SOURCES_LIST, context=render_sources_list(citations), tool_hint=hint)
+        return fill(RAG_SYSTEM, context=render_context(citations), tool_hint=hint)
 
     async def _context(self, request: ChatRequest, turns: Sequence[Message]) -> list[Citation]:
         if not await self._store.count(PointFilter(collection_names=(request.collection,))):
@@ -116,7 +121,8 @@ class ChatAnswerer:
                 knobs=request.knobs,
             )
         )
-        return fit_budget(number_hits(result.hits), self._counter, self._settings.context_token_budget)
+        cited = cap_chars(number_hits(result.hits), request.source_max_chars)
+        return fit_budget(cited, self._counter, self._settings.context_token_budget)
 
     def _toolbox(self, request: ChatRequest, book: SourceBook) -> ToolBox | None:
         if not (request.tools and self._settings.tools_enabled and self._settings.max_tool_iterations):

@@ -101,10 +101,21 @@ class ChatCompletionBody(ModelField):
         None,
         ge=0,
         le=1,
-        description="MMR over the sources: 0 (default) keeps the ranking, higher favours variety",
+        description="MMR over the sources: 0 keeps the ranking, higher favours variety;"
+        " default chat.diversity",
     )
     rag_max_per_file: int | None = Field(
-        None, ge=1, le=50, description="at most this many sources of one file"
+        None,
+        ge=0,
+        le=50,
+        description="at most this many sources of one file (0: no cap); default chat.max_per_file",
+    )
+    rag_source_max_chars: int | None = Field(
+        None,
+        ge=0,
+        le=1_000_000,
+        description="each source's text given to the model is cut at this many characters (0: not cut);"
+        " default chat.source_max_chars",
     )
     rag_languages: list[LanguageCode] | None = Field(
         None, max_length=20, description="only sources in one of these languages (ISO 639-1 codes)"

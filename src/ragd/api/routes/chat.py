@@ -113,6 +113,7 @@ async def chat_completions(
     ):  # another tenant's collection answers exactly like a missing one
         raise NotFound(f"collection {target.collection!r} does not exist (nothing is indexed in it)")
     body = _validated(ChatCompletionBody, payload)
+    defaults = svc.settings.chat
     chat = ChatRequest(
         model=target.model,
         collection=target.collection,
@@ -122,16 +123,24 @@ async def chat_completions(
         knobs=SearchKnobs(
             min_score=svc.settings.chat.min_score if body.rag_min_score is None else body.rag_min_score,
             vector_weight=body.rag_vector_weight,
-            diversity=body.rag_diversity or 0.0,
-            max_per_file=body.rag_max_per_file,
+            diversity=defaults.diversity if body.rag_diversity is None else body.rag_diversity,
+            max_per_file=_given_or(body.rag_max_per_file, defaults.max_per_file),
             near_duplicates=svc.settings.chat.near_duplicates,
             languages=tuple(dict.fromkeys(body.rag_languages or ())),
             rerank=rerank_choice(body.rag_rerank),
         ),
+        source_max_chars=_given_or(body.rag_source_max_chars, defaults.source_max_chars),
         params=body.upstream_params(),
         include_usage=body.include_usage,
     )
     return await _answer(answerer, chat, body, m)
+
+
+def _given_or(given: int | None, default: int | None) -> int | None:
+    """A request's cap, else the setting's; a request's 0 lifts it."""
+    if given is None:
+        return default
+    return given or None
 
 
 async def _answer(
