@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ragd.types import ChunkStrategy, FusionMethod, PromptStyle, SearchMode
@@ -118,6 +118,12 @@ class EmbeddingSettings(BaseModel):
     timeout_s: float = Field(30.0, gt=0)
     retries: int = Field(3, ge=0, le=20)
     cache_dir: Path | None = Field(None, description="where converted ONNX graphs are cached")
+    precision: Literal["fp32", "int8"] = Field(
+        "fp32",
+        description="local: int8 runs the model's dynamic int8 quantisation (made once, cached beside the"
+        " graph): ~1.8x the chunks/s of fp32 here (docs/benchmarks.md, int8); fixed when the index is"
+        " created (a change is INDEX_MISMATCH: migrate the dataset or re-index)",
+    )
     languages: Annotated[tuple[str, ...], NoDecode] = Field(
         ("en",), description="languages the dense model understands (ISO 639-1); others lean on BM25"
     )
@@ -126,6 +132,15 @@ class EmbeddingSettings(BaseModel):
     @classmethod
     def _languages(cls, v: object) -> object:
         return _comma_list(v)
+
+    @model_validator(mode="after")
+    def _precision_is_local(self) -> EmbeddingSettings:
+        if self.precision != "fp32" and self.provider != "local":
+            raise ValueError(
+                f"precision={self.precision!r} is for the local model; a {self.provider} endpoint's"
+                " precision is its server's (set precision to fp32)"
+            )
+        return self
 
 
 class SparseSettings(BaseModel):

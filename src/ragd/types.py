@@ -419,6 +419,7 @@ class DenseSpace:
     dim: int
     query_prefix: str = ""
     document_prefix: str = ""
+    precision: str = "fp32"
 
 
 @dataclass(frozen=True, slots=True)
@@ -440,6 +441,8 @@ class IndexManifest:
     #: 0: one sparse vector ``text-sparse``; G > 0: one per group of collections, ``text-sparse-g<i>``
     #: (RAGD_STORE__SPARSE_GROUPS), fixed when the index is created
     sparse_groups: int = 0
+    #: the default dense model's weights as run (RAGD_EMBEDDING__PRECISION): int8 vectors are not fp32's
+    dense_precision: str = "fp32"
 
     def mismatches(self, other: IndexManifest) -> list[str]:
         """Human-readable differences between two manifests (empty when equal)."""
@@ -450,6 +453,11 @@ class IndexManifest:
                 continue
             if name == "extra_dense":
                 out.append(f"dense models: index has {_spaces(mine)}, configuration has {_spaces(theirs)}")
+            elif name == "dense_precision":
+                out.append(
+                    "embedding precision (RAGD_EMBEDDING__PRECISION): "
+                    f"index has {mine!r}, configuration has {theirs!r}"
+                )
             elif name == "sparse_groups":
                 out.append(
                     "sparse vector groups (RAGD_STORE__SPARSE_GROUPS): "
@@ -464,7 +472,10 @@ def _spaces(spaces: Sequence[DenseSpace]) -> str:
     if not spaces:
         return "none"
     return ", ".join(
-        f"{s.name}={s.model} ({s.dim}-d, prefixes {s.query_prefix!r}/{s.document_prefix!r})" for s in spaces
+        f"{s.name}={s.model} ({s.dim}-d, prefixes {s.query_prefix!r}/{s.document_prefix!r}"
+        + (f", precision {s.precision}" if s.precision != "fp32" else "")
+        + ")"
+        for s in spaces
     )
 
 
