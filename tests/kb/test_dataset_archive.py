@@ -373,6 +373,31 @@ def test_another_model_is_index_mismatch_or_embedded_again(exported: dict[str, A
     assert view(hits)[:1] == view(exported["hits"][QUERIES[0]])[:1]
 
 
+def test_int8_vectors_are_not_fp32_ones_and_an_older_archive_is_fp32(
+    exported: dict[str, Any], importer: Api
+) -> None:
+    def precision(value: str | None) -> Callable[[str, bytes], bytes]:
+        def edit(name: str, body: bytes) -> bytes:
+            if name != "manifest.json":
+                return body
+            head = json.loads(body)
+            assert head["model"]["precision"] == "fp32"  # the exporter wrote its own
+            if value is None:
+                del head["model"]["precision"]  # as ragd wrote archives before precision existed
+            else:
+                head["model"]["precision"] = value
+            return json.dumps(head).encode()
+
+        return edit
+
+    r = post_archive(importer, rebuilt(exported["archive"], precision("int8")), name="quantised")
+    assert (r.status_code, r.json()["detail"]["code"]) == (409, "INDEX_MISMATCH"), r.text
+    assert "int8" in r.json()["detail"]["error"]
+    older = post_archive(importer, rebuilt(exported["archive"], precision(None)), name="older")
+    assert older.status_code == 201, older.text
+    assert older.json()["points"] > 0  # its vectors were taken, nothing embedded again
+
+
 def test_ragd_export_and_import_go_through_the_servers(
     servers: tuple[LiveServer, LiveServer], exported: dict[str, Any], tmp_path: Path
 ) -> None:

@@ -37,7 +37,9 @@ BLOCK = tarfile.BLOCKSIZE
 #: the names a member may have (anything else is refused before it is read)
 MEMBER_NAME = re.compile(r"manifest\.json|files\.jsonl|points-\d{5}\.jsonl|uploads/[0-9a-f-]{36}")
 #: what identifies the vectors' model: equal entries mean the points can be used as they are
-MODEL_FIELDS = ("model", "dim", "query_prefix", "document_prefix", "sparse_model")
+MODEL_FIELDS = ("model", "dim", "query_prefix", "document_prefix", "sparse_model", "precision")
+#: what an archive written before a field existed means by its absence
+MODEL_DEFAULTS = {"precision": "fp32"}
 
 
 def points_part(n: int) -> str:
@@ -61,23 +63,26 @@ def tar_end() -> bytes:
 def model_entry(manifest: IndexManifest, space: str | None) -> dict[str, Any]:
     """The manifest's record of a dense model (None: the default) and the sparse model beside it."""
     if space is None:
-        model, dim, qp, dp = (
+        model, dim, qp, dp, precision = (
             manifest.dense_model,
             manifest.dense_dim,
             manifest.query_prefix,
             manifest.document_prefix,
+            manifest.dense_precision,
         )
     else:
         found = next((s for s in manifest.extra_dense if s.name == space), None)
         if found is None:
             raise IndexMismatch(f"the dataset's dense model {space[:64]!r} is not in the index manifest")
         model, dim, qp, dp = found.model, found.dim, found.query_prefix, found.document_prefix
+        precision = found.precision
     return {
         "space": space,
         "model": model,
         "dim": dim,
         "query_prefix": qp,
         "document_prefix": dp,
+        "precision": precision,
         "sparse_model": manifest.sparse_model,
         "chunker_version": manifest.chunker_version,
     }
@@ -87,7 +92,7 @@ def matching_space(manifest: IndexManifest, entry: Mapping[str, Any]) -> tuple[b
     """Whether this index holds the model of ``entry`` and under which space (None: the default)."""
     for space in (None, *(s.name for s in manifest.extra_dense)):
         mine = model_entry(manifest, space)
-        if all(mine[k] == entry.get(k) for k in MODEL_FIELDS):
+        if all(mine[k] == entry.get(k, MODEL_DEFAULTS.get(k)) for k in MODEL_FIELDS):
             return True, space
     return False, None
 
@@ -95,7 +100,8 @@ def matching_space(manifest: IndexManifest, entry: Mapping[str, Any]) -> tuple[b
 def describe(entry: Mapping[str, Any]) -> str:
     return (
         f"{entry.get('model')!r} ({entry.get('dim')}-d, prefixes {entry.get('query_prefix')!r}/"
-        f"{entry.get('document_prefix')!r}, sparse {entry.get('sparse_model')!r})"
+        f"{entry.get('document_prefix')!r}, {entry.get('precision', 'fp32')},"
+        f" sparse {entry.get('sparse_model')!r})"
     )
 
 
