@@ -42,7 +42,7 @@ def live(
     chat = ChatSettings(
         retries=0,
         timeout_s=10,
-        tools_enabled=False,
+        tools_enabled=True,
         min_score=0.0,
         near_duplicates=None,
         diversity=0.7,
@@ -77,13 +77,17 @@ def chat(live: LiveServer, upstream: ScriptedServer, **fields: Any) -> tuple[lis
     return [s["source"] for s in response.json()["rag_sources"]], system["content"]
 
 
-def _completion(text: str) -> dict[str, Any]:
+def _completion(text: str | None, calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = calls
+    finish = "tool_calls" if calls else "stop"
     return {
         "id": "c",
         "object": "chat.completion",
         "created": 1,
         "model": "up-model",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
     }
 
 
@@ -122,6 +126,28 @@ def test_the_model_gets_a_numbered_sources_list_each_cut_to_the_cap(
         assert LISTED.match(head)
         assert len(text) <= CAP + len(" …"), text
     assert any(b.strip().endswith(" …") for b in blocks)  # the tariff sections are longer than the cap
+
+
+def test_search_documents_answers_the_model_in_the_same_style_and_cap(
+    live: LiveServer, upstream: ScriptedServer
+) -> None:
+    search = {"id": "call_1", "type": "function", "function": {"name": "search_documents", "arguments": ""}}
+    search["function"]["arguments"] = '{"query": "harbour tariff gross ton"}'
+    upstream.expect("POST", "/v1/chat/completions", Reply.json(_completion(None, [search])))
+    upstream.expect("POST", "/v1/chat/completions", Reply.json(_completion("ok")))
+    body = {"model": "rag/kb", "messages": [{"role": "user", "content": HARBOUR}], "rag_top_k": 2}
+    response = httpx.post(f"{live.url}/v1/chat/completions", json=body, headers=AUTH, timeout=60)
+    assert response.status_code == 200, response.text
+    upstream.verify()
+    tool = upstream.requests_to("POST", "/v1/chat/completions")[-1].json["messages"][-1]
+    assert tool["role"] == "tool"
+    assert "<document" not in tool["content"]
+    blocks = tool["content"].split("\n\n")
+    assert blocks
+    for block in blocks:
+        head, text = block.split("\n", 1)
+        assert LISTED.match(head), head  # numbered after the sources the model already has
+        assert len(text) <= CAP + len(" …"), text
 
 
 def test_a_request_may_lift_the_character_cap(live: LiveServer, upstream: ScriptedServer) -> None:

@@ -149,6 +149,8 @@ class ChatAnswerer:
             counter=self._counter,
             budget=self._settings.tool_token_budget,
             metrics=self._metrics,
+            style=self._settings.prompt_style,
+            source_max_chars=request.source_max_chars,
         )
 
     async def _tool_rounds(self, request: ChatRequest, prepared: _Prepared) -> None:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from ragd.answer.context import fit_budget, render_context, truncate_tokens
+from ragd.answer.context import cap_chars, fit_budget, render_context, render_sources_list, truncate_tokens
 from ragd.answer.documents import read_document
 from ragd.answer.sources import SourceBook
 from ragd.chunk.base import TokenCounter
@@ -26,7 +26,7 @@ from ragd.llm.base import ToolSpec
 from ragd.observe.metrics import Metrics
 from ragd.prompts import READ_FULL_DOCUMENT, SEARCH_DOCUMENTS
 from ragd.store.base import VectorStore
-from ragd.types import Hit, ToolCall
+from ragd.types import Hit, PromptStyle, ToolCall
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,12 @@ class ToolBox:
         counter: TokenCounter,
         budget: int,
         metrics: Metrics,
+        style: PromptStyle = PromptStyle.DOCUMENTS,
+        source_max_chars: int | None = None,
     ) -> None:
+        """``style`` and ``source_max_chars``: search results are given as the context was."""
+        self._style = style
+        self._source_max_chars = source_max_chars
         self._store = store
         self._search = search
         self._collection = collection
@@ -120,10 +125,13 @@ class ToolBox:
     async def _find(self, query: str) -> str:
         if not query:
             return "Error: give query, what to search for"
-        found = fit_budget(self._book.preview(await self._search(query)), self._counter, self._budget)
+        numbered = cap_chars(self._book.preview(await self._search(query)), self._source_max_chars)
+        found = fit_budget(numbered, self._counter, self._budget)
         if not found:
             return f"No documents matched {echo(query)!r}."
         self._book.keep(found)
+        if self._style is PromptStyle.SOURCES_LIST:
+            return render_sources_list(found)
         return f"<retrieved_documents>\n{render_context(found)}\n</retrieved_documents>"
 
 
