@@ -13,6 +13,7 @@ exception handler and the CLI prints ``code: message``.
     ├── InvalidRequest (INVALID_REQUEST, 400)
     │   ├── Forbidden (FORBIDDEN, 403)
     │   │   ├── SourceNotGranted (SOURCE_NOT_GRANTED, 403)  no grant of the tenant covers a source
+    │   │   ├── IngestOnly (INGEST_ONLY, 403)            an ingest-scoped key asked to read chunks
     │   │   ├── HostNotAllowed (HOST_NOT_ALLOWED, 403)      a keyless service asked for by a foreign name
     │   │   ├── OriginNotAllowed (ORIGIN_NOT_ALLOWED, 403)  a browser's cross-site write
     │   │   └── PrivateAddress (PRIVATE_ADDRESS, 403)       a crawl's host resolves to a non-public address
@@ -129,6 +130,13 @@ class SourceNotGranted(Forbidden):
     """A tenant's folder or S3 source reaches beyond every live grant of that tenant."""
 
     code = "SOURCE_NOT_GRANTED"
+
+
+class IngestOnly(Forbidden):
+    """A key of the built-in ``ingest`` role (scoped to ingestion) asked for something that reads
+    chunks: a search, the chat proxy, MCP ``search``/``read``, chunk inspection or a dataset export."""
+
+    code = "INGEST_ONLY"
 
 
 class HostNotAllowed(Forbidden):

@@ -15,10 +15,12 @@ from ragd.types import ChunkStrategy, ParsedEnum
 # -- knowledge bases: tenants -> datasets -> files -> chunks; sources; jobs -------------------------
 
 #: built-in roles: admins manage a tenant (datasets, sources, keys), editors manage datasets and
-#: files; every other role name only reads the datasets whose ``allowed_roles`` name it (or all
-#: datasets with no ``allowed_roles``).
+#: files; ``ingest`` keys are scoped to ingestion: an editor's writes, but nothing that reads chunks
+#: (search, chat, chunk inspection, export); every other role name only reads the datasets whose
+#: ``allowed_roles`` name it (or all datasets with no ``allowed_roles``).
 ADMIN_ROLE = "admin"
 EDITOR_ROLE = "editor"
+INGEST_ROLE = "ingest"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +41,12 @@ class Principal:
 
     @property
     def can_write(self) -> bool:
-        return self.is_service or self.role in (ADMIN_ROLE, EDITOR_ROLE)
+        return self.is_service or self.role in (ADMIN_ROLE, EDITOR_ROLE, INGEST_ROLE)
+
+    @property
+    def can_read_chunks(self) -> bool:
+        """False for an ingestion-only key: it feeds datasets, never reads what they hold."""
+        return self.is_service or self.role != INGEST_ROLE
 
     @property
     def can_admin(self) -> bool:

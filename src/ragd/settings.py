@@ -422,6 +422,13 @@ class ServerSettings(BaseModel):
     )
     metrics_enabled: bool = Field(True, description="serve GET /metrics (bearer-protected)")
     ui_enabled: bool = Field(True, description="serve the web UI at /ui (and redirect / there); docs/ui.md")
+    apis: Annotated[tuple[Literal["ingestion", "retrieval"], ...], NoDecode] = Field(
+        ("ingestion", "retrieval"),
+        min_length=1,
+        description="comma list of the API halves this process serves: ingestion (/api/v1/ingest, extract,"
+        " documents, uploads, sources), retrieval (/search, dataset search, chat, MCP, model endpoints);"
+        " the other half's routes answer 404 (docs/deployment.md#split-roles)",
+    )
     ui_session_ttl_s: float = Field(
         43_200.0,
         ge=1,
@@ -506,7 +513,7 @@ class ServerSettings(BaseModel):
             )
         return v
 
-    @field_validator("cors_origins", "allowed_hosts", mode="before")
+    @field_validator("cors_origins", "allowed_hosts", "apis", mode="before")
     @classmethod
     def _origins(cls, v: object) -> object:
         return _comma_list(v)

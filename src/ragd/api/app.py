@@ -26,6 +26,7 @@ from ragd.api import errors
 from ragd.api.audit_watch import AuditWatch
 from ragd.api.auth import tenant_key_check
 from ragd.api.gate import BodyGate
+from ragd.api.halves import serve_only
 from ragd.api.origin_guard import OriginGuard
 from ragd.api.rates import RateGate
 from ragd.api.routes import (
@@ -168,6 +169,7 @@ def create_app(
         app.mount(f"{ui.PREFIX}/static", ui.static_app(), name="ui-static")
     if not settings.server.metrics_enabled:
         app.router.routes = [r for r in app.router.routes if getattr(r, "path", "") != "/metrics"]
+    app.router.routes = serve_only(app.router.routes, settings.server.apis)  # RAGD_SERVER__APIS
     app.add_middleware(RateGate)  # a key over its rate: 429 before its body is read (ragd.api.rates)
     app.add_middleware(RequestMetrics, metrics=metrics)
     bursts = FailedAuthBursts(settings.audit.failed_auth_burst, settings.audit.failed_auth_window_s)

@@ -1,10 +1,14 @@
 """Bearer API-key auth, as the reference services do it (``contracts.md`` §1.1), and tenant keys.
 
-The service-wide key (``server.api_key``) guards the Open WebUI / ingestion-service
-surface and is the service admin on the knowledge-base API.  Tenant keys (made with
-``ragd keys create`` or ``POST /api/v1/tenants/{id}/keys``) work only on the
-knowledge-base API (``/api/v1/datasets``, ``/api/v1/search``, ``/api/v1/jobs``…),
-where :func:`principal` resolves them to their tenant and role.
+The service-wide key (``server.api_key``) may do everything and is the only key of the
+ingestion-service surface (``/api/v1/ingest``, ``/api/v1/extract``, ``/api/v1/documents/…``:
+:func:`require_key`).  Tenant keys (made with ``ragd keys create`` or
+``POST /api/v1/tenants/{id}/keys``) are resolved by :func:`principal` to their tenant and role on
+every other route: the knowledge-base API (``/api/v1/datasets``, ``/api/v1/search``, ``/api/v1/jobs``…),
+Open WebUI's ``POST /search`` and the chat proxy (``rag/<collection>`` models only), where they reach
+only the collections of datasets their role may read (another name drops out like an unknown one),
+MCP, the document loader and the model endpoints.  A key of the ``ingest`` role never reads chunks
+(403 ``INGEST_ONLY``: :func:`ragd.kb.access.require_chunk_reader`).
 
 Missing header, another scheme or a wrong key -> ``401 {"detail": "Invalid API key"}``
 with ``WWW-Authenticate: Bearer``; keys are compared in constant time as bytes,

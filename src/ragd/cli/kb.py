@@ -80,7 +80,7 @@ async def _tenant_id(catalog: Catalog, name_or_id: str) -> str:
 @keys_app.command("create")
 def key_create(
     tenant: Annotated[str, typer.Option("--tenant", "-t", help="tenant name or id")],
-    role: Annotated[str, typer.Option("--role", "-r", help="admin, editor, or a reader role name")],
+    role: Annotated[str, typer.Option("--role", "-r", help="admin, editor, ingest, or a reader role name")],
     name: Annotated[str, typer.Option("--name", help="a label for the key")] = "",
 ) -> None:
     """Create a key; its secret is printed once (only a hash is kept)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragd.catalog.base import DatasetRepo
-from ragd.errors import Forbidden, InvalidRequest, NotFound
+from ragd.errors import Forbidden, IngestOnly, InvalidRequest, NotFound
 from ragd.kb_types import Dataset, Principal
 
 
@@ -35,6 +35,12 @@ async def writable(principal: Principal, datasets: DatasetRepo, dataset_id: str)
 def require_writer(principal: Principal) -> None:
     if not principal.can_write:
         raise Forbidden(f"role {principal.role!r} may read but not change datasets")
+
+
+def require_chunk_reader(principal: Principal) -> None:
+    """Searches, the chat proxy, chunk inspection and exports read chunks: not with an ``ingest`` key."""
+    if not principal.can_read_chunks:
+        raise IngestOnly(f"role {principal.role!r} is scoped to ingestion and may not read chunks")
 
 
 def require_admin(principal: Principal, tenant_id: str) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ragd.errors import InvalidRequest, NotFound
-from ragd.kb.access import readable
+from ragd.kb.access import readable, require_chunk_reader
 from ragd.kb.context import KbContext
 from ragd.kb.files import file_of
 from ragd.kb_types import FileEntry, Principal
@@ -55,6 +55,7 @@ async def read_chunks(
         raise InvalidRequest(f"limit is 1-{MAX_LIMIT} and offset at least 0")
     if not 0 <= radius <= MAX_RADIUS:
         raise InvalidRequest(f"radius is 0-{MAX_RADIUS}")
+    require_chunk_reader(principal)
     dataset = await readable(principal, ctx.catalog, dataset_id)
     entry = await file_of(ctx, dataset, file_id)
     total = await ctx.store.count(PointFilter(collection_names=(dataset.collection_name,), file_id=entry.id))

@@ -19,7 +19,7 @@ from typing import IO, Any
 from ragd import __version__
 from ragd.kb import archive_format as af
 from ragd.kb import audit
-from ragd.kb.access import readable
+from ragd.kb.access import readable, require_chunk_reader
 from ragd.kb.context import KbContext
 from ragd.kb_types import Dataset, FileEntry, Principal
 from ragd.types import IndexManifest, PointFilter
@@ -42,6 +42,7 @@ class DatasetExport:
 async def export_dataset(
     ctx: KbContext, principal: Principal, dataset_id: str, manifest: IndexManifest
 ) -> DatasetExport:
+    require_chunk_reader(principal)
     dataset = await readable(principal, ctx.catalog, dataset_id)
     audit.note(tenant_id=dataset.tenant_id, name=dataset.name)
     model = af.model_entry(manifest, dataset.embedding)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ragd.errors import NotFound
-from ragd.kb.access import searchable_collections
+from ragd.kb.access import require_chunk_reader, searchable_collections
 from ragd.kb.context import KbContext
 from ragd.kb.datasets import list_datasets
 from ragd.kb.scoped_search import COLLECTION_KEY, MAX_COLLECTIONS
@@ -55,6 +55,8 @@ async def list_reach(ctx: KbContext, principal: Principal) -> Reach:
 
 
 async def check_collection(ctx: KbContext, principal: Principal, collection: str) -> None:
-    """NOT_FOUND unless ``principal`` may read ``collection`` (the service key reads every one)."""
+    """NOT_FOUND unless ``principal`` may read ``collection`` (the service key reads every one);
+    INGEST_ONLY for an ingestion-scoped key."""
+    require_chunk_reader(principal)
     if not await searchable_collections(principal, ctx.catalog, [collection]):
         raise NotFound(f"collection {collection!r} not found")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragd.errors import InvalidRequest
-from ragd.kb.access import readable_datasets
+from ragd.kb.access import readable_datasets, require_chunk_reader
 from ragd.kb.context import KbContext
 from ragd.kb.search import MAX_QUERY_CHARS, search_datasets
 from ragd.kb_types import Principal
@@ -43,6 +43,7 @@ async def search_scoped(
     knobs: SearchKnobs | None = None,
     deadline_s: float | None = None,
 ) -> tuple[Hit, ...]:
+    require_chunk_reader(principal)
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidRequest(f"a query is at most {MAX_QUERY_CHARS} characters")
     named = bool(collections or dataset_ids)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ragd.errors import InvalidRequest
-from ragd.kb.access import readable_datasets
+from ragd.kb.access import readable_datasets, require_chunk_reader
 from ragd.kb.context import KbContext
 from ragd.kb_types import Dataset, Principal
 from ragd.retrieve.pipeline import PipelineRequest, Searcher
@@ -39,6 +39,7 @@ async def search_datasets(
     deadline_s: float | None = None,
     knobs: SearchKnobs | None = None,
 ) -> ScopedHits:
+    require_chunk_reader(principal)
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidRequest(f"a query is at most {MAX_QUERY_CHARS} characters")
     datasets = await readable_datasets(principal, ctx.catalog, dataset_ids)

@@ -42,7 +42,7 @@ from ragd.api.openai_wire import (
 from ragd.api.schemas import rerank_choice
 from ragd.bootstrap import Services
 from ragd.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge, RagError, UpstreamFailed
-from ragd.kb.access import searchable_collections
+from ragd.kb.access import require_chunk_reader, searchable_collections
 from ragd.llm.base import Forwarded, Upstream
 from ragd.observe.metrics import Metrics
 from ragd.types import Message, SearchKnobs
@@ -88,6 +88,7 @@ async def chat_completions(
     svc: Annotated[Services, Depends(services)],
     m: Annotated[Metrics, Depends(metrics)],
 ) -> Response:
+    require_chunk_reader(caller)  # an ingestion-only key never reads chunks, not even through a model
     answerer, upstream = _proxy(svc)
     raw = await _read_body(request)
     try:

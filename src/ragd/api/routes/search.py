@@ -24,7 +24,7 @@ from ragd.api.deps import metrics, services
 from ragd.api.schemas import SearchBody, SearchResponse
 from ragd.bootstrap import Services
 from ragd.errors import RagError
-from ragd.kb.access import searchable_collections
+from ragd.kb.access import require_chunk_reader, searchable_collections
 from ragd.kb_types import Principal
 from ragd.observe.logging import sanitize
 from ragd.observe.metrics import Metrics
@@ -65,6 +65,7 @@ async def readable_collections(svc: Services, caller: Principal, names: Sequence
     """``names`` as the caller may search them (:func:`ragd.kb.access.searchable_collections`)."""
     if caller.is_service:
         return list(names)
+    require_chunk_reader(caller)
     return await searchable_collections(caller, svc.knowledge().catalog, names)
 
 
