@@ -1,10 +1,9 @@
 """Scheduled syncs through the real services, job worker and catalog (SQLite and PostgreSQL): a
-folder source on a one-second schedule (the issue's one-minute schedule, shortened) syncs again and
-again, never two syncs at once, and after the scheduler was stopped for three slots it syncs once,
-not three times.
-
-The scheduler's clock is the real one plus an offset, so "stopped for three slots" moves the
-offset instead of sleeping; the worker and its jobs run in real time.
+folder source on a one-minute schedule (the issue's figures) syncs twice within 150 s, never two
+syncs at once, and once after the worker was down for three slots; the services' clock is one the
+test advances (``open_services(..., clock=...)``).  A one-second schedule on the real clock (plus an
+offset for the downtime) checks the same in real time.  The worker and its jobs always run in real
+time.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from ragd.bootstrap import open_services
+from ragd.bootstrap.knowledge import schedule_rules
 from ragd.kb.context import KbContext
 from ragd.kb.datasets import create_dataset
 from ragd.kb.scheduler import SourceScheduler
@@ -120,3 +120,80 @@ async def test_a_one_second_schedule_syncs_repeatedly_and_once_after_downtime(
         resumed = await resume(kb, SERVICE, ds.id, spec.id, RULES)
         assert resumed.next_run_at is not None
         assert resumed.next_run_at > time.time()
+
+
+class SteppedClock:
+    """A wall clock that moves only when the test advances it; ``advance`` returns once the
+    scheduler has finished a tick at the new time (it reads the clock at the start of each tick)."""
+
+    def __init__(self, start: float) -> None:
+        self.now, self.reads = start, 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        return self.now
+
+    async def advance(self, seconds: float) -> None:
+        self.now += seconds
+        seen = self.reads
+        async with asyncio.timeout(30):
+            while self.reads < seen + 2:  # a tick started after the step, and the next one after it
+                await asyncio.sleep(0.005)
+
+
+@pytest.mark.slow  # loads the model twice (the worker is stopped and started again)
+async def test_a_one_minute_schedule_syncs_twice_within_150_s_and_once_after_three_missed_slots(
+    tmp_path: Path, model_cache: Path, catalog_url: str
+) -> None:
+    """The issue's figures on the composed services (``open_services(..., clock=...)``: the
+    scheduler and schedules read the injected clock; worker and syncs run in real time)."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Memo\nThe alderbrook memo explains the travel policy.\n")
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        embedding=EmbeddingSettings(cache_dir=model_cache),
+        worker=WorkerSettings(concurrency=2, poll_s=0.02, schedule_poll_s=0.01, schedule_jitter=0.0),
+        catalog=CatalogSettings(url=catalog_url),
+    )
+    rules = schedule_rules(settings)
+    assert rules.min_interval_s <= 60  # a one-minute schedule at the default bounds
+    clock = SteppedClock(time.time())
+    async with open_services(settings, background=True, clock=clock) as services:
+        kb = services.knowledge()
+        tenant = await kb.catalog.create_tenant("t")
+        ds = await create_dataset(kb, SERVICE, name="folder", tenant_id=tenant.id)
+        spec, _ = await add_source(
+            kb, SERVICE, ds.id, SourceKind.FOLDER, {"path": str(folder)}, folder_roots=[], allow_private=False
+        )
+        await finished_syncs(kb, tenant.id, 1)  # the first sync, queued by add_source
+        set_at = clock.now
+        scheduled = await set_schedule(kb, SERVICE, ds.id, spec.id, {"interval_s": 60}, rules)
+        assert scheduled.next_run_at == set_at + 60
+        fired: list[float] = []  # schedule time (seconds after set_at) each scheduled sync was queued at
+        while clock.now - set_at < 150:
+            await clock.advance(5)
+            jobs = await syncs(kb, tenant.id)
+            fired += [clock.now - set_at] * (len(jobs) - 1 - len(fired))
+            await asyncio.sleep(0.05)  # real time for the worker between steps
+        assert fired == [60, 120]  # two syncs within 150 s, at the slots
+        jobs = await finished_syncs(kb, tenant.id, 3)
+        assert len(jobs) == 3
+        assert all(j.status is JobStatus.SUCCEEDED for j in jobs)
+        for before, after in itertools.pairwise(jobs):  # never two at once
+            assert before.finished_at is not None
+            assert after.started_at is not None
+            assert after.started_at >= before.finished_at
+    # the worker (and its scheduler) is down for three slots: 150 s -> 330 s misses 180, 240, 300
+    clock.now += 180
+    async with open_services(settings, background=True, clock=clock) as services:
+        kb = services.knowledge()
+        await clock.advance(0)
+        for _ in range(5):  # later ticks before the next slot owe nothing more
+            await clock.advance(5)
+        jobs = await finished_syncs(kb, tenant.id, 4)
+        assert len(jobs) == 4  # exactly one catch-up run
+        assert jobs[-1].status is JobStatus.SUCCEEDED
+        back = await kb.catalog.get_source(spec.id)
+        assert back is not None
+        assert back.next_run_at == set_at + 330 + 60  # the first slot after the return, not a missed one

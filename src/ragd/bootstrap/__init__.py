@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Mapping
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -331,11 +332,16 @@ def _count_query_batches(dense: Any, metrics: Metrics) -> None:
 
 @asynccontextmanager
 async def open_services(
-    settings: Settings, metrics: Metrics | None = None, *, background: bool = False
+    settings: Settings,
+    metrics: Metrics | None = None,
+    *,
+    background: bool = False,
+    clock: Callable[[], float] = time.time,
 ) -> AsyncIterator[Services]:
     """Build the whole graph from ``settings``; everything is closed on exit.
 
-    ``background``: also run the job worker and the folder watcher (``ragd serve``)."""
+    ``background``: also run the job worker and the folder watcher (``ragd serve``); ``clock``: the
+    wall clock source schedules run on (tests pass one they advance)."""
     metrics = metrics or Metrics()
     async with AsyncExitStack() as stack:
         otel = settings.otel
@@ -435,6 +441,7 @@ async def open_services(
                 reranker_names=tuple(rerankers),
                 spaces=spaces,
                 metrics=metrics,
+                clock=clock,
             )
         )
         yield Services(

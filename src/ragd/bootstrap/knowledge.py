@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -167,10 +168,12 @@ async def open_knowledge(
     reranker_names: tuple[str, ...] = (),
     spaces: DenseSpaces | None = None,
     metrics: Metrics | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> AsyncIterator[tuple[KbContext, Worker | None]]:
     """The catalog (migrated to the latest schema) and, with ``background``, the worker and watcher.
 
-    ``spaces`` learn from the catalog which dataset chose which dense model, before any job runs."""
+    ``spaces`` learn from the catalog which dataset chose which dense model, before any job runs;
+    ``clock`` is the wall clock source schedules are set and fired on."""
     from ragd.catalog.sql import open_catalog
 
     async with AsyncExitStack() as stack:
@@ -191,6 +194,7 @@ async def open_knowledge(
             reranker_names=reranker_names,
             embedding_names=spaces.names if spaces is not None else ("default",),
             limits=LimitsBook(defaults=TenantLimits(**settings.limits.model_dump())),
+            clock=clock,
         )
         if background:  # a server: what no grant covers is disabled before anything watches it
             await sweep_at_start(catalog, search_visibility(ctx))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -37,6 +38,9 @@ class KbContext:
     embedding_names: tuple[str, ...] = ("default",)
     #: the limits of every tenant: the settings' defaults, overrides cached briefly, rate buckets
     limits: LimitsBook = field(default_factory=LimitsBook)
+    #: the wall clock (epoch seconds) source schedules are set and fired on; the composition root
+    #: passes it (real time unless a test passes a clock it advances)
+    clock: Callable[[], float] = time.time
 
     def upload_path(self, dataset_id: str, file_id: str) -> Path:
         return self.files_dir / dataset_id / file_id

@@ -6,14 +6,15 @@ Safe on every replica: :meth:`ragd.catalog.base.SourceSchedules.fire_due` moves 
 job then runs under the queue's leases like any other.  A source whose sync is still queued or
 running skips the slot (never two syncs of one source at once).  The next run is the first slot
 after *now*, so a scheduler that was stopped for several slots runs each source once on its return.
-Disabled and paused sources are never due.
+Disabled and paused sources are never due.  Time is read from ``clock`` (default: the knowledge
+base's, :attr:`ragd.kb.context.KbContext.clock`, real time unless the composition root was given
+another), so a test can run a one-minute schedule on a clock it advances.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 from contextlib import suppress
 
@@ -34,10 +35,10 @@ class SourceScheduler:
         *,
         poll_s: float,
         on_queue: Callable[[], None] = lambda: None,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self._ctx, self._rules, self._poll_s = ctx, rules, poll_s
-        self._on_queue, self._clock = on_queue, clock
+        self._on_queue, self._clock = on_queue, clock or ctx.clock
 
     async def run(self, stop: asyncio.Event) -> None:
         log.info("source scheduler started (every %.1f s)", self._poll_s)

@@ -11,7 +11,6 @@ The runs themselves are fired by :class:`ragd.kb.scheduler.SourceScheduler`.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -68,7 +67,7 @@ async def set_schedule(
     _, spec = await _admin_source(ctx, principal, dataset_id, source_id)
     schedule = parse_schedule(body, min_interval_s=rules.min_interval_s) if body is not None else None
     audit.note(schedule=schedule.to_json() if schedule else None)
-    first = rules.next_run(schedule, time.time()) if schedule else None
+    first = rules.next_run(schedule, ctx.clock()) if schedule else None
     return _stored(await ctx.catalog.set_schedule(spec.id, schedule, first), source_id)
 
 
@@ -83,5 +82,5 @@ async def resume(
     ctx: KbContext, principal: Principal, dataset_id: str, source_id: str, rules: ScheduleRules
 ) -> SourceSpec:
     _, spec = await _admin_source(ctx, principal, dataset_id, source_id)
-    following = rules.next_run(spec.schedule, time.time()) if spec.schedule else None
+    following = rules.next_run(spec.schedule, ctx.clock()) if spec.schedule else None
     return _stored(await ctx.catalog.set_paused(spec.id, False, following), source_id)
