@@ -1007,3 +1007,52 @@ def test_deployment_doc_names_only_real_settings_and_commands() -> None:
 def _template(path: str) -> str:
     """``/a/{file_id}`` and ``/a/{id}`` alike."""
     return re.sub(r"\{[^}]*\}", "{}", path)
+
+
+# -- compose.retrieval.yaml: a retrieval stack without an LLM (issue 34) -------------------------
+
+RETRIEVAL_COMPOSE: dict[str, Any] = yaml.safe_load(
+    (REPO / "compose.retrieval.yaml").read_text(encoding="utf-8")
+)
+RETRIEVAL_SERVICES: dict[str, dict[str, Any]] = RETRIEVAL_COMPOSE["services"]
+
+
+def _ragd_settings(service: Mapping[str, Any], fake: Mapping[str, str], mp: pytest.MonkeyPatch) -> Settings:
+    """The settings ``ragd serve`` reads in ``service``'s container: the image's, then the service's."""
+    image = {key: value for key, value in IMAGE_ENV.items() if key.startswith(PREFIX)}
+    env = {**image, **{key: interpolate(value, fake) for key, value in environment(service).items()}}
+    for key in [k for k in os.environ if k.upper().startswith(PREFIX)]:
+        mp.delenv(key)
+    for key, value in env.items():
+        mp.setenv(key, value)
+    return Settings(_env_file=None)
+
+
+def test_retrieval_stack_needs_no_llm_and_splits_the_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``compose.retrieval.yaml`` interpolates with no LLM variable set (none is named), its two ragd
+    services make valid settings with the chat proxy off, one serving the retrieval half with no
+    worker, the other the ingestion half with the worker, on the stack's Qdrant and PostgreSQL."""
+    names = {v for text in _strings(RETRIEVAL_COMPOSE) for v in variables(text)}
+    assert [n for n in names if n.startswith("RAGD_LLM")] == []
+    fake = {name: f"test-{name.lower()}".ljust(40, "x") for name in names}
+    ragds = {n: s for n, s in RETRIEVAL_SERVICES.items() if _builds_this_dockerfile(s)}
+    assert sorted(ragds) == ["ragd", "ragd-ingest"]
+    served: dict[str, tuple[str, ...]] = {}
+    for name, service in ragds.items():
+        settings = _ragd_settings(service, fake, monkeypatch)
+        assert not settings.llm.base_url, name
+        assert settings.server.api_key is not None, name
+        assert urlsplit(settings.store.url or "").hostname in RETRIEVAL_SERVICES, name
+        assert make_url(settings.catalog_url).host in RETRIEVAL_SERVICES, name
+        routes = api_routes(settings)
+        assert ("POST", "/search") in routes, name
+        assert ("POST", "/v1/chat/completions") not in routes, f"{name}: no LLM, no chat proxy"
+        served[name] = settings.server.apis
+        assert settings.worker.enabled == (settings.server.apis == ("ingestion",)), name
+    assert served == {"ragd": ("retrieval",), "ragd-ingest": ("ingestion",)}
+    env_names = {k for s in RETRIEVAL_SERVICES.values() for k in environment(s)} | names
+    assert unknown_ragd_names(env_names) == []
+    assert hard_coded_secrets(RETRIEVAL_SERVICES) == []
+    assert unhealthy_dependencies(RETRIEVAL_SERVICES, image_healthcheck=True) == []
+    ports = [p for s in ragds.values() for p in s.get("ports", [])]
+    assert len(ports) == len(set(ports)) == 2, ports
