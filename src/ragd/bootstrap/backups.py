@@ -34,10 +34,20 @@ from ragd.errors import Conflict, Forbidden
 from ragd.kb import audit
 from ragd.kb import backup_format as fmt
 from ragd.kb.backup import BackupReport, take_backup
-from ragd.kb.restore import apply_fixes, catalog_files, plan_points, read_points, write_points
-from ragd.kb_types import AuditOutcome, AuditQuery, Principal
+from ragd.kb.restore import (
+    PointPlan,
+    apply_fixes,
+    catalog_files,
+    plan_points,
+    read_points,
+    recover_snapshot,
+    write_points,
+)
+from ragd.kb_types import AuditOutcome, AuditQuery, FileEntry, Principal
 from ragd.settings import Settings
+from ragd.store.base import VectorStore
 from ragd.store.manifest_io import manifest_from_dict, manifest_to_dict
+from ragd.store.qdrant_snapshots import QdrantSnapshots
 from ragd.types import PointFilter
 
 log = logging.getLogger(__name__)
@@ -77,6 +87,7 @@ async def backup_services(
             ),
             files_dir=settings.files_dir,
             catalog_kind=kind,
+            snapshots=QdrantSnapshots.from_settings(settings.store),  # a Qdrant server: its snapshot
         )
     except Exception as exc:
         services.metrics.backups.labels("failed").inc()
@@ -126,6 +137,12 @@ async def restore_into(settings: Settings, src: Path) -> RestoreReport:
             f"the backup holds a {info.catalog} catalog and RAGD_CATALOG__URL names a {kind} one",
             hint="restore into a catalog of the backup's kind (docs/operations.md, Backup and restore)",
         )
+    snapshots = QdrantSnapshots.from_settings(settings.store)
+    if info.index == fmt.QDRANT_SNAPSHOT and snapshots is None:
+        raise Conflict(
+            "the backup holds a Qdrant server's snapshot and RAGD_STORE__URL names no Qdrant server",
+            hint="restore it with RAGD_STORE__BACKEND=qdrant and RAGD_STORE__URL of a Qdrant server",
+        )
     manifest = manifest_from_dict(info.index_manifest, str(src / fmt.MANIFEST))
     if kind == POSTGRESQL:
         await asyncio.to_thread(restore_postgres, settings.catalog_url, src / info.catalog_part, bin_dir)
@@ -133,7 +150,6 @@ async def restore_into(settings: Settings, src: Path) -> RestoreReport:
         install_catalog(settings.catalog_url, src / info.catalog_part)
     async with open_catalog_only(settings) as catalog:
         files, collections = await catalog_files(catalog)
-        plan = plan_points(read_points(src / fmt.INDEX), files, collections)
         store = build_store(settings)
         await store.open(manifest)
         try:
@@ -141,7 +157,12 @@ async def restore_into(settings: Settings, src: Path) -> RestoreReport:
                 raise Conflict(
                     "the index to restore into is not empty", hint="restore into an empty collection"
                 )
-            written = await write_points(store, src / fmt.INDEX, plan.keep)
+            if info.index == fmt.QDRANT_SNAPSHOT and snapshots is not None:
+                sha256 = next(p.sha256 for p in info.parts if p.path == fmt.SNAPSHOT)
+                snapshot = src / fmt.SNAPSHOT
+                written, plan = await recover_snapshot(store, snapshots, snapshot, sha256, files, collections)
+            else:
+                written, plan = await _write_jsonl(store, src / fmt.INDEX, files, collections)
             await store.optimize()
         finally:
             await store.close()
@@ -157,6 +178,13 @@ async def restore_into(settings: Settings, src: Path) -> RestoreReport:
             client=audit.CLI_CLIENT,
         )
     return RestoreReport(written, plan.dropped, tuple(e.id for e in plan.fixes), uploads)
+
+
+async def _write_jsonl(
+    store: VectorStore, index: Path, files: Mapping[str, FileEntry], collections: frozenset[str]
+) -> tuple[int, PointPlan]:
+    plan = plan_points(read_points(index), files, collections)
+    return await write_points(store, index, plan.keep), plan
 
 
 async def _require_empty(settings: Settings, kind: str) -> None:

@@ -6,6 +6,11 @@ while ingests go on, so a file being replaced may be caught half-way.  Every poi
 file's version (``meta.ingest_version``) and chunk count, so restore keeps, per file, only a
 complete version whose size the restored catalog records, and marks any other file as needing a
 re-index.  Searches and writes never wait for a backup.
+
+With a snapshot port (a Qdrant server store), the index is the server's own snapshot of the
+collection instead (``index.snapshot``, downloaded and checked against its SHA-256): one consistent
+copy of every tenant's points, settled on restore the same way.  The embedded engine's points are
+scrolled.  A per-dataset export never uses a snapshot (it holds other tenants' points).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from ragd import __version__
 from ragd.errors import Conflict
 from ragd.kb import backup_format as fmt
 from ragd.store.base import VectorStore
+from ragd.store.snapshots import IndexSnapshots
 from ragd.types import PointFilter, StoredChunk
 
 log = logging.getLogger(__name__)
@@ -49,9 +55,11 @@ async def take_backup(
     copy_catalog: Callable[[Path], None],
     files_dir: Path,
     catalog_kind: str = fmt.SQLITE,
+    snapshots: IndexSnapshots | None = None,
 ) -> BackupReport:
     """Write a backup into ``dest`` (a new or empty folder); ``backup.json`` last, so a backup cut
-    short has none and restore refuses it."""
+    short has none and restore refuses it.  ``snapshots``: copy the index with the engine's own
+    snapshot rather than by scrolling its points."""
     started = time.monotonic()
     _prepare(dest)
     parts: list[fmt.Part] = []
@@ -59,7 +67,10 @@ async def take_backup(
     # blocking work runs off the event loop: searches and ingests go on while a server backs up
     await asyncio.to_thread(copy_catalog, catalog)  # first: the index read after it holds what it records
     parts.append(await asyncio.to_thread(_part, dest, catalog))
-    points, index_part = await _dump_index(store, dest / fmt.INDEX)
+    if snapshots is None:
+        points, index_part = await _dump_index(store, dest / fmt.INDEX)
+    else:
+        points, index_part = await _snapshot_index(store, snapshots, dest / fmt.SNAPSHOT)
     parts.append(index_part)
     parts.extend(await asyncio.to_thread(_copy_uploads, files_dir, dest / fmt.FILES, dest))
     info = fmt.BackupInfo(
@@ -70,6 +81,7 @@ async def take_backup(
         points=points,
         parts=tuple(parts),
         catalog=catalog_kind,
+        index=fmt.JSONL if snapshots is None else fmt.QDRANT_SNAPSHOT,
     )
     fmt.write_info(dest, info)
     report = BackupReport(
@@ -118,6 +130,14 @@ async def _dump_index(store: VectorStore, path: Path) -> tuple[int, fmt.Part]:
                 break
         await asyncio.to_thread(_sync, fh)
     return points, fmt.Part(path=fmt.INDEX, bytes=size, sha256=digest.hexdigest())
+
+
+async def _snapshot_index(store: VectorStore, snapshots: IndexSnapshots, path: Path) -> tuple[int, fmt.Part]:
+    """The engine's snapshot of the collection; ``points`` is the count just before it (writers may
+    add some meanwhile: restore settles what the snapshot holds)."""
+    points = await store.count(PointFilter())
+    got = await snapshots.take(path)
+    return points, fmt.Part(path=fmt.SNAPSHOT, bytes=got.bytes, sha256=got.sha256)
 
 
 def _sync(fh: BinaryIO) -> None:

@@ -7,6 +7,9 @@
                             (``"catalog": "postgresql"``; a backup.json without it is SQLite's)
 <dest>/index.jsonl          every point, one JSON object a line (id, content, meta, space,
                             dense as base64 little-endian float32, sparse indices and values)
+                            (``"index": "jsonl"``: the embedded engine's points, scrolled)
+<dest>/index.snapshot       or a Qdrant server's own snapshot of the collection, every tenant's
+                            points (``"index": "qdrant-snapshot"``; a backup.json without it: jsonl)
 <dest>/files/<dataset>/<file>   the stored uploads
 """
 
@@ -34,6 +37,11 @@ POSTGRESQL = "postgresql"
 #: the catalog part of each catalog kind
 CATALOG_PARTS = {SQLITE: CATALOG, POSTGRESQL: CATALOG_PG}
 INDEX = "index.jsonl"
+SNAPSHOT = "index.snapshot"
+JSONL = "jsonl"
+QDRANT_SNAPSHOT = "qdrant-snapshot"
+#: the index part of each index kind
+INDEX_PARTS = {JSONL: INDEX, QDRANT_SNAPSHOT: SNAPSHOT}
 FILES = "files"
 _READ = 1 << 20
 
@@ -57,10 +65,16 @@ class BackupInfo:
     parts: tuple[Part, ...]
     #: the catalog's kind: ``sqlite`` or ``postgresql`` (its part: :data:`CATALOG_PARTS`)
     catalog: str = SQLITE
+    #: how the index was copied: ``jsonl`` (scrolled points) or ``qdrant-snapshot`` (:data:`INDEX_PARTS`)
+    index: str = JSONL
 
     @property
     def catalog_part(self) -> str:
         return CATALOG_PARTS[self.catalog]
+
+    @property
+    def index_part(self) -> str:
+        return INDEX_PARTS[self.index]
 
 
 def sha256_of(path: Path) -> str:
@@ -109,6 +123,7 @@ def write_info(root: Path, info: BackupInfo) -> None:
         "index_manifest": dict(info.index_manifest),
         "points": info.points,
         "catalog": info.catalog,
+        "index": info.index,
         "parts": [{"path": p.path, "bytes": p.bytes, "sha256": p.sha256} for p in info.parts],
     }
     tmp = root / f".{MANIFEST}.tmp"
@@ -131,7 +146,7 @@ def verify_backup(root: Path) -> BackupInfo:
         if sha256_of(path) != part.sha256:
             raise BackupInvalid(f"the backup part {part.path} does not match its SHA-256")
     names = {p.path for p in info.parts}
-    for needed in (info.catalog_part, INDEX):
+    for needed in (info.catalog_part, info.index_part):
         if needed not in names:
             raise BackupInvalid(f"the backup at {root} lists no {needed}")
     return info
@@ -159,6 +174,7 @@ def _read_info(root: Path) -> BackupInfo:
             points=int(data["points"]),
             parts=parts,
             catalog=_catalog_kind(data.get("catalog", SQLITE)),
+            index=_index_kind(data.get("index", JSONL)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise BackupInvalid(f"{path} is incomplete ({exc!r})") from exc
@@ -169,6 +185,12 @@ def _part(raw: Mapping[str, Any]) -> Part:
     if rel.is_absolute() or ".." in rel.parts or not rel.parts:
         raise BackupInvalid(f"the backup part path {str(rel)[:200]!r} leaves the backup folder")
     return Part(path=str(rel), bytes=int(raw["bytes"]), sha256=str(raw["sha256"]))
+
+
+def _index_kind(raw: object) -> str:
+    if raw not in INDEX_PARTS:
+        raise BackupInvalid(f"the backup's index kind {str(raw)[:50]!r} is not one of {sorted(INDEX_PARTS)}")
+    return str(raw)
 
 
 def _catalog_kind(raw: object) -> str:

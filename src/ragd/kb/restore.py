@@ -13,7 +13,9 @@ know.  Before any point is written, :func:`plan_points` decides, per file:
   per file.
 
 So every file is completely in or completely out, and the catalog's chunk count of each file is the
-number of its points in the restored index.
+number of its points in the restored index.  A Qdrant server's snapshot (``index.snapshot``) is
+recovered whole by the server first; the same plan then runs over the points it holds, and the
+points left out are deleted (:func:`recover_snapshot`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from ragd.catalog.base import Catalog
 from ragd.kb import backup_format as fmt
 from ragd.kb_types import FileEntry, FileStatus
 from ragd.store.base import VectorStore
-from ragd.types import ChunkMeta
+from ragd.store.snapshots import IndexSnapshots
+from ragd.types import ChunkMeta, PointFilter
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +152,36 @@ async def write_points(store: VectorStore, index: Path, keep: frozenset[str]) ->
         await store.upsert(batch)
         written += len(batch)
     return written
+
+
+async def recover_snapshot(
+    store: VectorStore,
+    snapshots: IndexSnapshots,
+    snapshot: Path,
+    sha256: str,
+    files: Mapping[str, FileEntry],
+    dataset_collections: frozenset[str],
+) -> tuple[int, PointPlan]:
+    """Recover the server's snapshot into the (empty) collection, then delete the points the plan
+    leaves out; returns how many points are kept, and the plan."""
+    await snapshots.recover(snapshot, sha256)
+    points = await store_points(store)
+    plan = plan_points(iter(points), files, dataset_collections)
+    doomed = [point_id for point_id, _ in points if point_id not in plan.keep]
+    for start in range(0, len(doomed), UPSERT_BATCH):
+        await store.delete(PointFilter(ids=tuple(doomed[start : start + UPSERT_BATCH])))
+    return len(points) - len(doomed), plan
+
+
+async def store_points(store: VectorStore) -> list[tuple[str, ChunkMeta]]:
+    """Each point's id and meta as the store holds them, page by page (no vectors)."""
+    found: list[tuple[str, ChunkMeta]] = []
+    offset: str | None = None
+    while True:
+        page, offset = await store.scroll(PointFilter(), limit=UPSERT_BATCH, offset=offset)
+        found.extend((chunk.id, ChunkMeta.parse(chunk.meta)) for chunk in page)
+        if offset is None:
+            return found
 
 
 async def apply_fixes(catalog: Catalog, fixes: Sequence[FileEntry]) -> None:
