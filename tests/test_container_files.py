@@ -35,6 +35,7 @@ from ragd.api.app import create_app
 from ragd.cli.app import app as cli_app
 from ragd.embed.model_source import PACKAGED_MODELS
 from ragd.settings import LlmSettings, ServerSettings, Settings
+from tests.support import qdrant_server
 
 REPO = Path(__file__).resolve().parents[1]
 DOCKERFILE = REPO / "Dockerfile"
@@ -995,7 +996,8 @@ def test_deployment_doc_names_only_real_settings_and_commands() -> None:
     text = DEPLOYMENT_DOC.read_text(encoding="utf-8")
     names = set(re.findall(r"\bRAGD_[A-Z0-9_]*[A-Z0-9]", text))
     assert len(names) > 10
-    assert unknown_ragd_names(names) == []
+    # the gated suite's variables (tests/support/qdrant_server.py), read by the tests, not by ragd
+    assert unknown_ragd_names(names - {qdrant_server.URL_VAR, qdrant_server.KEY_VAR}) == []
     commands = documented_commands(text)
     assert len(commands) >= 5
     assert [p for c in commands for p in command_problems(c)] == []

@@ -1,20 +1,26 @@
 """Two replicas (two job workers, each with its own connection pool) share one PostgreSQL job
-queue: every job runs exactly once, every file is indexed exactly once."""
+queue: every job runs exactly once, every file is indexed exactly once.  On the embedded index, and
+on a Qdrant server when ``RAGD_TEST_QDRANT_URL`` names one (the gated suite, issue 34 §3;
+docs/deployment.md#before-an-upgrade)."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from ragd.bootstrap import open_services
 from ragd.catalog.sql import open_catalog
 from ragd.kb.files import Upload, upload_files
 from ragd.kb.worker import Worker
 from ragd.kb_types import Principal
-from ragd.settings import CatalogSettings, EmbeddingSettings, Settings, WorkerSettings
+from ragd.settings import CatalogSettings, EmbeddingSettings, Settings, StoreSettings, WorkerSettings
+from tests.support import qdrant_server
 
 JOBS = 10
 SERVICE = Principal(tenant_id=None, role="admin")
@@ -35,11 +41,25 @@ class CountingIngestor:
         return await self._inner.ingest(blob, ref, **kwargs)
 
 
-async def test_replicas_never_run_a_job_twice(postgres_url: str, tmp_path: Path, model_cache: Path) -> None:
+@pytest.fixture(params=["embedded", "qdrant-server"])
+def store_settings(request: pytest.FixtureRequest) -> Iterator[StoreSettings]:
+    if request.param == "embedded":
+        yield StoreSettings()
+        return
+    url, key = qdrant_server.server()  # skipped unless RAGD_TEST_QDRANT_URL names a server
+    name = qdrant_server.collection_name()
+    yield StoreSettings(backend="qdrant", url=url, api_key=key, collection=name)
+    qdrant_server.drop(url, key, name)
+
+
+async def test_replicas_never_run_a_job_twice(
+    postgres_url: str, tmp_path: Path, model_cache: Path, store_settings: StoreSettings
+) -> None:
     settings = Settings(
         data_dir=tmp_path / "data",
         embedding=EmbeddingSettings(cache_dir=model_cache),
         catalog=CatalogSettings(url=postgres_url),
+        store=store_settings,
     )
     seen: list[tuple[str, str]] = []
     async with open_services(settings) as services:
