@@ -29,6 +29,9 @@ exception handler and the CLI prints ``code: message``.
     │   ├── BackupInvalid (BACKUP_INVALID, 422)          a backup is incomplete, corrupt or not ragd's
     │   ├── InvalidSchedule (INVALID_SCHEDULE, 422)      a source schedule that cannot be read
     │   ├── ArchiveInvalid (ARCHIVE_INVALID, 422)        a dataset archive to import is corrupt or unsafe
+    │   ├── InvalidEvalQuery (INVALID_EVAL_QUERY, 422)   a labelled query that cannot be stored
+    │   ├── EvalSetFull (EVALSET_FULL, 409)              a dataset's evaluation set holds its maximum
+    │   ├── EvalRunTooLarge (EVAL_RUN_TOO_LARGE, 413)    an eval run over more queries than a run may
     │   ├── RequestTimeout (REQUEST_TIMEOUT, 408)        a request body stalled past server.body_timeout_s
     │   ├── UnsupportedMediaType (UNSUPPORTED_MEDIA_TYPE, 415)  the request's Content-Type
     │   └── UnsupportedType (UNSUPPORTED_TYPE, 415)             a file ragd cannot read
@@ -233,6 +236,30 @@ class BackupInvalid(InvalidRequest):
 
     code = "BACKUP_INVALID"
     http_status = 422
+
+
+class InvalidEvalQuery(InvalidRequest):
+    """A labelled query ragd cannot store: no expected file or chunk, a file that is not the
+    dataset's, a text past its size limit, a JSONL line that is not the documented shape."""
+
+    code = "INVALID_EVAL_QUERY"
+    http_status = 422
+
+
+class EvalSetFull(InvalidRequest):
+    """Adding would take a dataset's evaluation set past ``evaluation.max_queries``: delete some
+    labelled queries first (nothing of the request was stored)."""
+
+    code = "EVALSET_FULL"
+    http_status = 409
+
+
+class EvalRunTooLarge(InvalidRequest):
+    """An eval run would search more queries than ``evaluation.max_run_queries``: run a slice of the
+    set (``offset``/``limit``), as ``ragd eval --dataset`` does."""
+
+    code = "EVAL_RUN_TOO_LARGE"
+    http_status = 413
 
 
 class RequestTimeout(InvalidRequest):

@@ -477,3 +477,32 @@ class TenantUsage:
     chunks: int = 0
     bytes: int = 0
     running_jobs: int = 0
+
+
+# -- evaluation sets (issue 31 §2) ------------------------------------------------------------------
+
+
+class EvalSource(ParsedEnum):
+    """Where a labelled query came from."""
+
+    API = "api"
+    IMPORT = "import"
+    SANDBOX = "sandbox"
+    CHAT = "chat"
+
+
+@dataclass(frozen=True, slots=True)
+class EvalQuery:
+    """A labelled query of a dataset's evaluation set: a query and what answers it.
+
+    ``files`` are the dataset's file ids (they survive re-chunking and a new model); ``chunks`` are
+    chunk ids, judged only when no file is given.  At least one of them is set."""
+
+    id: str
+    dataset_id: str
+    query: str
+    files: tuple[str, ...] = ()
+    chunks: tuple[str, ...] = ()
+    answer: str | None = None
+    source: EvalSource = EvalSource.API
+    created_at: float = 0.0

@@ -574,6 +574,21 @@ class AuditSettings(BaseModel):
     )
 
 
+class EvaluationSettings(BaseModel):
+    """Datasets' evaluation sets and eval runs (docs/knowledge-bases.md, "Evaluation sets")."""
+
+    max_queries: int = Field(
+        2000, ge=1, le=100_000, description="labelled queries one dataset's evaluation set may hold"
+    )
+    max_run_queries: int = Field(
+        200,
+        ge=1,
+        le=10_000,
+        description="queries one POST /api/v1/datasets/{id}/eval may search (a baseline searches each "
+        "again); a larger set is run in slices (offset/limit), as ragd eval --dataset does",
+    )
+
+
 class BackupSettings(BaseModel):
     """Backups taken by a running server (``POST /api/v1/system/backup``, ``ragd backup`` while
     ``ragd serve`` holds the index): docs/operations.md, "Backup and restore"."""
@@ -731,6 +746,7 @@ class Settings(BaseSettings):
     catalog: CatalogSettings = CatalogSettings()
     audit: AuditSettings = AuditSettings()
     backup: BackupSettings = BackupSettings()
+    evaluation: EvaluationSettings = EvaluationSettings()
     worker: WorkerSettings = WorkerSettings()
     crawl: CrawlSettings = CrawlSettings()
     otel: OtelSettings = OtelSettings()

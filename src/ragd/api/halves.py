@@ -3,7 +3,7 @@ deploys them: one replica ingests, others answer searches (docs/deployment.md#sp
 
     ingestion   PUT /api/v1/ingest, POST /api/v1/extract, /api/v1/documents/{id}[/chunks], PUT /process,
                 a dataset's uploads, file deletes, re-index, import, source add and sync
-    retrieval   POST /search, /api/v1/search, /api/v1/datasets/{id}/search, /mcp, and every
+    retrieval   POST /search, /api/v1/search, /api/v1/datasets/{id}/search and …/eval, /mcp, and every
                 model or chat route (/v1/…, /embed…)
 
 Everything else (``/health``, ``/metrics``, tenants, keys, datasets, files listed, jobs, audit, the
@@ -43,7 +43,12 @@ ROUTES: dict[str, frozenset[tuple[str, str]]] = {
         }
     ),
     RETRIEVAL: frozenset(
-        {("POST", "/search"), ("POST", "/api/v1/search"), ("POST", "/api/v1/datasets/{dataset_id}/search")}
+        {
+            ("POST", "/search"),
+            ("POST", "/api/v1/search"),
+            ("POST", "/api/v1/datasets/{dataset_id}/search"),
+            ("POST", "/api/v1/datasets/{dataset_id}/eval"),  # an evaluation set's run: searches
+        }
     ),
 }
 #: whole path prefixes of a half, any method: every OpenAI-shaped route (chat, models, embeddings,

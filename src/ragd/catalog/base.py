@@ -20,6 +20,7 @@ from ragd.kb_types import (
     AuditRecord,
     Dataset,
     DatasetStats,
+    EvalQuery,
     FileEntry,
     ItemStage,
     Job,
@@ -367,6 +368,28 @@ class AuditLog(Protocol):
         ...
 
 
+class EvalSets(Protocol):
+    """A dataset's evaluation set: labelled queries (issue 31 §2), oldest first."""
+
+    async def add_eval_queries(
+        self, dataset_id: str, queries: Sequence[EvalQuery], *, max_queries: int
+    ) -> list[EvalQuery]:
+        """Store ``queries`` (``dataset_id`` and ``created_at`` set, in order), all or none:
+        EvalSetFull when the set would then hold more than ``max_queries``; NotFound for an unknown
+        dataset."""
+        ...
+
+    async def list_eval_queries(
+        self, dataset_id: str, *, limit: int = 100, offset: int = 0
+    ) -> list[EvalQuery]: ...
+
+    async def count_eval_queries(self, dataset_id: str) -> int: ...
+
+    async def delete_eval_query(self, dataset_id: str, query_id: str) -> bool:
+        """False when the dataset has no such labelled query."""
+        ...
+
+
 class Catalog(
     TenantDirectory,
     DatasetRepo,
@@ -378,6 +401,7 @@ class Catalog(
     UiSessions,
     TenantLimitsRepo,
     AuditLog,
+    EvalSets,
     Protocol,
 ):
     """Every port over one database (what the SQL adapter provides)."""

@@ -19,10 +19,12 @@ from pydantic import ValidationError
 from rich.markup import escape
 
 from ragd.bootstrap import Services, open_services
+from ragd.cli import evalset as evalset_cli
 from ragd.cli import render
 from ragd.cli.archive import export_command, import_command
 from ragd.cli.audit import audit_command
 from ragd.cli.backup import backup_command, restore_command
+from ragd.cli.evalset import DatasetEval
 from ragd.cli.held import refuse_if_served, run_remote, via_server
 from ragd.cli.kb import grants_app, jobs_app, keys_app, tenants_app
 from ragd.cli.progress import RateProgress
@@ -246,8 +248,8 @@ def mcp_stdio(data_dir: DataDir = None) -> None:
 @app.command("eval")
 def evaluate(
     datasets: Annotated[
-        list[Path], typer.Argument(help="BEIR folders (corpus.jsonl, queries.jsonl, qrels/)")
-    ],
+        list[Path] | None, typer.Argument(help="BEIR folders (corpus.jsonl, queries.jsonl, qrels/)")
+    ] = None,
     mode: Annotated[list[str] | None, typer.Option("--mode", "-m", help="repeatable; default: all")] = None,
     max_queries: Annotated[int | None, typer.Option("--max-queries", min=1)] = None,
     sample_docs: Annotated[
@@ -269,11 +271,46 @@ def evaluate(
     data_dir: Annotated[
         Path | None, typer.Option("--data-dir", help="index folder (default: DATA_DIR/eval)")
     ] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option("--dataset", "-d", help="run this dataset's evaluation set (name or id) instead"),
+    ] = None,
+    k: Annotated[int, typer.Option("--k", min=1, max=100, help="--dataset: hits judged per query")] = 10,
+    compare: Annotated[
+        bool, typer.Option("--compare", help="--dataset: also run the current settings; wins/losses")
+    ] = False,
+    import_path: Annotated[
+        Path | None,
+        typer.Option("--import", help="--dataset: first add the labels in a JSONL file/BEIR folder"),
+    ] = None,
+    url: Annotated[
+        str | None, typer.Option("--url", help="--dataset: through this ragd server", envvar="RAGD_URL")
+    ] = None,
+    key: Annotated[
+        str | None, typer.Option("--key", help="--dataset: its API key", envvar="RAGD_API_KEY")
+    ] = None,
 ) -> None:
-    """Index BEIR datasets and report nDCG@10, recall@100, MRR@10 and latency per mode.
+    """Index BEIR datasets and report nDCG@10, recall@100, MRR@10 and latency per mode; or, with
+    --dataset, run a dataset's evaluation set (docs/knowledge-bases.md, "Evaluation sets").
 
     Queries run through the search pipeline (the configured reranker included), with BEIR's
     conventions: a hit on the query's own document is ignored."""
+    if dataset is not None:
+        knobs = SearchKnobs(
+            vector_weight=vector_weight,
+            diversity=diversity,
+            max_per_file=max_per_file,
+            rerank=None if rerank is None else rerank.lower(),
+        )
+        try:
+            parsed = SearchMode.parse((mode or ["hybrid"])[0])
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--mode") from exc
+        request = DatasetEval(dataset, parsed, k, knobs, compare, import_path)
+        _dataset_eval(load_settings(data_dir), request, url, key, as_json=as_json)
+        return
+    if not datasets:
+        raise typer.BadParameter("give BEIR folders, or --dataset", param_hint="DATASETS")
     base = Settings()
     settings = base.model_copy(update={"data_dir": data_dir or base.data_dir / "eval"})
     try:
@@ -311,6 +348,27 @@ def evaluate(
             sys.stdout.write(json.dumps({"knobs": dataclasses.asdict(knobs), "datasets": report}) + "\n")
 
     _run(settings, job)
+
+
+def _dataset_eval(
+    settings: Settings, request: DatasetEval, url: str | None, key: str | None, *, as_json: bool
+) -> None:
+    """``ragd eval --dataset``: through ``url`` or the server holding the index, else embedded."""
+    record = None if url else via_server(settings)
+    remote = bool(url or record)
+    bar = evalset_cli.Bar(err_console if as_json else console, "queries" if remote else "searches")
+    try:
+        if remote:
+            secret = settings.server.api_key
+            key = key if url else (secret.get_secret_value() if secret else None)
+            target = url or (record.url if record else "")
+            _configure_logging(settings, quiet=True)
+            out = run_or_exit(lambda: evalset_cli.run_remote(target, key, request, bar))
+        else:
+            out = _run(settings, lambda services: evalset_cli.run_embedded(services, request, bar))
+    finally:
+        bar.close()
+    evalset_cli.render(console, out, as_json=as_json)
 
 
 @app.command()

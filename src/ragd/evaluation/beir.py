@@ -89,3 +89,18 @@ def sample_corpus(data: Dataset, docs: int) -> Dataset:
     keep = judged | set(others[: max(0, docs - len(judged))])
     corpus = tuple(d for d in data.corpus if d.doc_id in keep)
     return Dataset(f"{data.name}-sample{docs}", corpus, data.queries, data.qrels)
+
+
+def load_labels(folder: Path, split: str = "test") -> list[tuple[str, str, dict[str, int]]]:
+    """The judged queries of a BEIR folder without its corpus: ``(query id, text, {doc id: grade})``
+    in the order of queries.jsonl, only queries with a relevant (grade > 0) document."""
+    if not (folder / "queries.jsonl").is_file():
+        raise InvalidRequest(f"{folder}: missing queries.jsonl (BEIR layout expected)")
+    qrels = _qrels(folder, split)
+    out = []
+    for q in _jsonl(folder / "queries.jsonl"):
+        qid = str(q["_id"])
+        relevant = {doc: grade for doc, grade in qrels.get(qid, {}).items() if grade > 0}
+        if relevant:
+            out.append((qid, str(q["text"]), relevant))
+    return out

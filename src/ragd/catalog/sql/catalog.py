@@ -12,6 +12,7 @@ from sqlalchemy.exc import DBAPIError
 from ragd.catalog.sql.audit import SqlAudit
 from ragd.catalog.sql.datasets import SqlDatasets
 from ragd.catalog.sql.engine import Database, create_engine, unavailable_error
+from ragd.catalog.sql.evalsets import SqlEvalSets
 from ragd.catalog.sql.files import SqlFiles
 from ragd.catalog.sql.grants import SqlGrants
 from ragd.catalog.sql.jobs import SqlJobs
@@ -41,6 +42,7 @@ class SqlCatalog(
     SqlUiSessions,
     SqlLimits,
     SqlAudit,
+    SqlEvalSets,
 ):
     """TenantDirectory, DatasetRepo, FileRepo, SourceRepo and JobQueue over one SQLAlchemy
     engine.  Build it with :func:`open_catalog`; close it with :meth:`aclose`."""

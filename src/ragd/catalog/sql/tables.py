@@ -249,3 +249,20 @@ audit_log = Table(
     Index("ix_audit_log_actor", "actor"),
     Index("ix_audit_log_action", "action"),
 )
+
+# 0009: datasets' evaluation sets (issue 31 §2) ----------------------------------------------------
+
+#: a dataset's labelled queries: the query, the file ids and/or chunk ids that answer it
+eval_queries = Table(
+    "eval_queries",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("dataset_id", String, _fk("datasets.id"), nullable=False),
+    Column("query", String, nullable=False),
+    Column("files", JSON, nullable=False),  # [file id, ...]
+    Column("chunks", JSON, nullable=False),  # [chunk id, ...]
+    Column("answer", String, nullable=True),
+    Column("source", String, nullable=False),  # "api" | "import" | "sandbox" | "chat"
+    Column("created_at", Float, nullable=False),
+    Index("ix_eval_queries_dataset_id_created_at", "dataset_id", "created_at"),
+)
