@@ -11,6 +11,7 @@ recovery is played by qdrant-client's local mode (the collection the settle step
 from __future__ import annotations
 
 import ast
+import asyncio
 import hashlib
 import inspect
 import json
@@ -24,6 +25,7 @@ from urllib.parse import parse_qs
 import numpy as np
 import pytest
 
+from ragd.api.app import create_app
 from ragd.bootstrap.backups import restore_into
 from ragd.errors import BackupInvalid, Conflict, StoreError, StoreUnavailable
 from ragd.kb import backup_format as fmt
@@ -35,7 +37,10 @@ from ragd.settings import Settings, StoreSettings
 from ragd.store.qdrant_snapshots import QdrantSnapshots
 from ragd.store.qdrant_store import QdrantStore
 from ragd.types import PointFilter, StoredChunk
+from tests.kb.conftest import SERVICE_KEY, Api, kb_settings, new_tenant
 from tests.store.data import DIM, manifest, random_sparse, unit
+from tests.support import qdrant_server
+from tests.support.live_server import LiveServer
 from tests.support.scripted_http import RecordedRequest, Reply, ScriptedServer
 
 COLLECTION = "ragd chunks"  # a space: the path must quote it
@@ -262,3 +267,64 @@ def test_a_dataset_export_never_uses_the_snapshot_port() -> None:
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert not {"ragd.store.snapshots", "ragd.store.qdrant_snapshots"} & imported
     assert not any("snapshot" in name for name in inspect.signature(dataset_export.export_dataset).parameters)
+
+
+@pytest.mark.slow  # a live service and a model; runs only on a real Qdrant server
+def test_a_live_service_on_a_real_qdrant_server_backs_up_by_snapshot_and_restores_the_same_hits(
+    tmp_path: Path, model_cache: Path
+) -> None:
+    """The gated suite (docs/deployment.md#before-an-upgrade): skipped unless RAGD_TEST_QDRANT_URL
+    names a server, where the whole round trip runs through the composed services."""
+    url, key = qdrant_server.server()
+    names = qdrant_server.collection_name(), qdrant_server.collection_name()
+    admin: Api | None = None
+    try:
+        source = kb_settings(
+            tmp_path / "a",
+            model_cache,
+            None,
+            store=StoreSettings(backend="qdrant", url=url, api_key=key, collection=names[0]),
+        )
+        with LiveServer(create_app(source)) as server:
+            server.wait_ready()
+            service = Api(server.url, SERVICE_KEY)
+            _, keys = new_tenant(service, "harbour", "admin")
+            admin = keys["admin"]
+            try:
+                ds = admin.ok("POST", "/api/v1/datasets", 201, json={"name": "lights"})
+                doc = b"# Lighthouses\n\nA lighthouse keeper trims the lamp wick at dusk.\n"
+                sent = admin.ok(
+                    "POST", f"/api/v1/datasets/{ds['id']}/files", 202, files=[("files", ("l.md", doc))]
+                )
+                assert admin.wait_job(sent["job"]["id"])["status"] == "succeeded"
+                before = admin.search("who trims the lamp wick", ds["id"])
+                assert before
+                answer = service.post("/api/v1/system/backup", json={"name": "snap"})
+                assert answer.status_code == 201, answer.text
+            finally:
+                service.close()
+        path = Path(answer.json()["path"])
+        assert fmt.verify_backup(path).index == fmt.QDRANT_SNAPSHOT
+        target = kb_settings(
+            tmp_path / "b",
+            model_cache,
+            None,
+            store=StoreSettings(backend="qdrant", url=url, api_key=key, collection=names[1]),
+        )
+        report = asyncio.run(restore_into(target, path))
+        assert report.points > 0
+        assert report.files_to_reindex == ()
+        with LiveServer(create_app(target)) as again:
+            again.wait_ready()
+            other = Api(again.url, admin.key)
+            try:
+                assert [h["id"] for h in other.search("who trims the lamp wick", ds["id"])] == [
+                    h["id"] for h in before
+                ]
+            finally:
+                other.close()
+    finally:
+        if admin is not None:
+            admin.close()
+        for name in names:
+            qdrant_server.drop(url, key, name)
