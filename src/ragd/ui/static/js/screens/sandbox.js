@@ -106,7 +106,7 @@ export async function render(main, ctx) {
     if (signal.aborted) return;
     const terms = queryTerms(s.q);
     const columns = sets.map(([label], i) => ({ label, ...outcomes[i] }));
-    const ctxView = { terms, names, signal, columns };
+    const ctxView = { terms, names, signal, columns, query: s.q };
     replace(results, h("div", { class: ["result-columns", s.cmp ? "two" : null] }, columns.map((col, i) => resultColumn(col, i, ctxView))));
     replace(status, columns.map((c) => summary(c)).join(" · "));
     status.classList.toggle("error", columns.some((c) => c.error));
@@ -373,10 +373,31 @@ function hitCard(hit, rank, view) {
       text.toggle,
       canOpen && hit.split_id !== null && hit.split_id !== undefined ? neighbourButton(hit, neighbours, view) : null,
       canOpen ? h("a", { href: chunkHref(hit.dataset_id, hit.file_id, hit.split_id), class: "open-chunk" }, "Open in the chunk viewer") : null,
+      canOpen ? answersButton(hit, view) : null,
     ),
     neighbours,
   );
   return card;
+}
+
+/** "Answers it": the query, labelled with this hit's file, joins the dataset's evaluation set. */
+function answersButton(hit, view) {
+  const button = h("button", { type: "button", class: "small answers-it", title: "Add this query to the dataset's evaluation set, answered by this file" }, "Answers it");
+  const note = h("span", { class: "muted answers-note", role: "status" });
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    const body = { query: view.query, files: [hit.file_id], source: "sandbox" };
+    try {
+      await api("POST", `/api/v1/datasets/${encodeURIComponent(hit.dataset_id)}/evalset`, { json: body, signal: view.signal });
+      button.setAttribute("aria-pressed", "true");
+      replace(note, "Added to the evaluation set");
+    } catch (err) {
+      button.disabled = false;
+      if (view.signal.aborted) return;
+      replace(note, h("span", { class: "error" }, err instanceof ApiError ? err.describe() : String(err.message || err)));
+    }
+  });
+  return h("span", { class: "answers" }, button, note);
 }
 
 /** The passage of the chunk that matched (matchWindow), the whole chunk a click away. */
