@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ragd.errors import InvalidRequest, NotFound
+from ragd.errors import InvalidRequest, NotFound, RagError
 from ragd.kb import audit
 from ragd.kb.access import readable, writable
 from ragd.kb.context import KbContext
@@ -32,6 +32,8 @@ class Upload:
     name: str
     path: Path
     size: int
+    #: an archive member refused on its own (:mod:`ragd.kb.zip_uploads`): kept as a failed record
+    refused: RagError | None = None
 
 
 def clean_file_name(name: str) -> str:
@@ -66,7 +68,7 @@ async def upload_files(
     if not uploads:
         raise InvalidRequest("no files in the upload (multipart parts named 'files' or 'file')")
     # bytes alone already over the quota: refused before anything is kept (chunks are counted later)
-    total = sum(u.size for u in uploads)
+    total = sum(u.size for u in uploads if u.refused is None)
     await check_storage(ctx.catalog, ctx.limits, dataset.tenant_id, chunks=0, size=total)
     entries = []
     now = time.time()
@@ -79,10 +81,14 @@ async def upload_files(
             created_at=now,
             updated_at=now,
         )
-        dest = ctx.upload_path(dataset.id, entry.id)
-        await asyncio.to_thread(_move, upload.path, dest)
+        if upload.refused is not None:  # failed on its own, never indexed
+            code, message = upload.refused.code, upload.refused.message
+            entry = replace(entry, status=FileStatus.FAILED, error_code=code, error_message=message)
+        else:
+            dest = ctx.upload_path(dataset.id, entry.id)
+            await asyncio.to_thread(_move, upload.path, dest)
         entries.append(await ctx.catalog.put_file(entry))
-    ids = [e.id for e in entries]
+    ids = [e.id for e in entries if e.status is FileStatus.QUEUED]
     audit.note(files=len(ids), file_ids=ids[:50])
     job = new_job(dataset, JobKind.INGEST, {"file_ids": ids}, ctx.max_attempts)
     return entries, await ctx.catalog.enqueue(job, ids)

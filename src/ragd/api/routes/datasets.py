@@ -14,6 +14,7 @@ GET             /api/v1/collections                   what the key may search, w
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 import time
 from pathlib import Path
@@ -45,6 +46,7 @@ from ragd.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
 from ragd.kb import chunks
 from ragd.kb import datasets as ds
 from ragd.kb import files as fs
+from ragd.kb import zip_uploads as zu
 from ragd.kb.archive_reader import ArchiveLimits
 from ragd.kb.dataset_export import export_dataset
 from ragd.kb.dataset_import import import_dataset
@@ -201,6 +203,9 @@ async def upload_files(dataset_id: str, request: Request, caller: Caller, svc: S
         if len(parts) > most:
             raise InvalidRequest(f"at most {most} files per upload, got {len(parts)}")
         uploads = [fs.Upload(name=f.filename, path=f.path, size=f.size) for f in parts]
+        # a .zip's members, each a file of its own, under the same limits (ragd.kb.zip_uploads)
+        zip_limits = zu.ZipLimits(limit, svc.settings.extract.max_unpacked_bytes, most)
+        uploads = await asyncio.to_thread(zu.expand, uploads, Path(tmp), zip_limits)
         entries, job = await fs.upload_files(kb, caller, dataset_id, uploads)
     svc.wake_worker()
     return {"files": [file_out(e) for e in entries], "job": job_out(job)}
