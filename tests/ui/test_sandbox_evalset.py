@@ -68,3 +68,37 @@ def test_a_readers_click_shows_the_refusal_and_stores_nothing(
     first.locator(".answers-note .error").filter(has_text="FORBIDDEN").wait_for()
     assert first.get_by_role("button", name="Answers it").is_enabled()
     assert reader.ok("GET", f"/api/v1/datasets/{ds['id']}/evalset")["total"] == before
+
+
+def test_the_evaluation_tab_runs_the_set_beside_the_current_settings(
+    page: Any, ui_server: LiveServer, marked: dict[str, Any]
+) -> None:
+    ds, editor = marked["dataset"], marked["editor"]
+    path = f"/api/v1/datasets/{ds['id']}/evalset"
+    for q in editor.ok("GET", path)["queries"]:
+        editor.ok("DELETE", f"{path}/{q['id']}")
+    labels = [
+        {"query": QUERY, "files": ["orchard.md"]},
+        {"query": "who hammers iron on the anvil", "files": ["forge"]},
+    ]
+    editor.ok("POST", path, 201, json={"queries": labels})
+    sign_in(page, ui_server.url, editor.key)
+    page.goto(f"{ui_server.url}/ui/#/datasets/{ds['id']}?tab=evaluation")
+    page.get_by_text("2 labelled queries").wait_for()
+    page.get_by_label("Mode").select_option("sparse")
+    page.get_by_label("Results (k)").fill("5")
+    page.get_by_role("button", name="Run against current settings").click()
+    page.locator(".eval-status").filter(has_text="2 of 2 queries").wait_for()
+    expected = editor.ok(
+        "POST", f"/api/v1/datasets/{ds['id']}/eval", json={"mode": "sparse", "k": 5, "baseline": {}}
+    )
+    row = page.locator("table.eval-metrics tr[data-metric='ndcg_at_10'] td.num")
+    assert row.all_inner_texts() == [
+        f"{expected['baseline']['ndcg_at_10']:.3f}",
+        f"{expected['report']['ndcg_at_10']:.3f}",
+    ]
+    assert page.locator("tr.eval-query").count() == 2
+    assert page.locator("table.eval-metrics").get_by_text("recall@5").is_visible()
+    page.get_by_role("button", name=f"Delete the labelled query {QUERY}").click()
+    page.get_by_text("1 labelled query").wait_for()
+    assert [q["query"] for q in editor.ok("GET", path)["queries"]] == [labels[1]["query"]]

@@ -1,8 +1,10 @@
-// One dataset: its summary, and three tabs: Files (live), Upload (drag and drop, progress over
-// SSE), Sources (folder, web, S3). The tab is in the hash query (?tab=files|upload|sources).
+// One dataset: its summary, and four tabs: Files (live), Upload (drag and drop, progress over
+// SSE), Sources (folder, web, S3), Evaluation (its evaluation set and a run of it). The tab is in
+// the hash query (?tab=files|upload|sources|evaluation).
 
 import { api } from "../api.js";
 import { append, fmtNumber, fmtTime, h } from "../dom.js";
+import { evaluationPanel } from "../datasets/evaluation.js";
 import { filesPanel } from "../datasets/files.js";
 import { sourcesPanel } from "../datasets/sources.js";
 import { uploadPanel } from "../datasets/upload.js";
@@ -12,6 +14,7 @@ const TABS = [
   ["files", "Files"],
   ["upload", "Upload"],
   ["sources", "Sources"],
+  ["evaluation", "Evaluation"],
 ];
 
 function summary(d) {
@@ -49,6 +52,7 @@ export async function render(main, ctx) {
     files,
     upload: uploadPanel(ctx, dataset, { onChange: () => files.refresh() }),
     sources: sourcesPanel(ctx, dataset, { onChange: () => files.refresh() }),
+    evaluation: evaluationPanel(ctx, dataset),
   };
   let current = TABS.some(([k]) => k === query.get("tab")) ? query.get("tab") : "files";
 
