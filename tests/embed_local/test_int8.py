@@ -146,3 +146,20 @@ async def test_fp32_and_int8_indexes_refuse_each_other(tmp_path: Path, model_cac
     with pytest.raises(IndexMismatch, match="index has 'int8', configuration has 'fp32'"):
         async with open_services(settings("fp32").model_copy(update={"data_dir": other})):
             pass
+
+
+async def test_a_named_model_s_precision_is_in_the_manifest_too(tmp_path: Path, model_cache: Path) -> None:
+    def settings(precision: str) -> Settings:
+        named = EmbeddingSettings(cache_dir=model_cache, precision=precision)
+        return Settings(
+            data_dir=tmp_path / "data",
+            embedding=EmbeddingSettings(cache_dir=model_cache),
+            embedders={"small": named},
+        )
+
+    async with open_services(settings("int8")) as services:
+        (space,) = services.manifest.extra_dense
+        assert (space.name, space.precision, services.manifest.dense_precision) == ("small", "int8", "fp32")
+    with pytest.raises(IndexMismatch, match=r"small=.*precision int8"):
+        async with open_services(settings("fp32")):
+            pass
