@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -18,6 +19,7 @@ from ragd.kb import evalset_run
 from ragd.kb import files as fs
 from ragd.kb.audit import OPERATOR
 from ragd.kb.evalset_run import EvalSpec
+from ragd.kb_types import AuditQuery
 from ragd.settings import EmbeddingSettings, Settings
 from tests.kb.conftest import run_to_end
 
@@ -49,12 +51,16 @@ async def _index(settings: Settings, folder: Path) -> str:
         return made.id
 
 
-async def _report(settings: Settings, dataset_id: str) -> dict[str, object]:
+async def _report(settings: Settings, dataset_id: str) -> dict[str, Any]:
     async with open_services(settings) as services:
+        kb = services.knowledge()
         result = await evalset_run.run_evalset(
-            services.knowledge(), services.pipeline, OPERATOR, dataset_id, EvalSpec(), max_run_queries=100
+            kb, services.pipeline, OPERATOR, dataset_id, EvalSpec(), max_run_queries=100
         )
-        return evalset_run.comparison_json(dataset_id, result)
+        added = await kb.catalog.list_audit(AuditQuery(action="evalset.add"))
+        return evalset_run.comparison_json(dataset_id, result) | {
+            "audit": [(r.actor, r.client, r.outcome.value, r.detail.get("count")) for r in added]
+        }
 
 
 def test_ragd_eval_dataset_embedded_imports_and_reports(
@@ -91,7 +97,9 @@ def test_ragd_eval_dataset_embedded_imports_and_reports(
     assert report["report"]["ndcg_at_10"] == pytest.approx(1.0)
     assert report["baseline"]["ndcg_at_10"] == pytest.approx(1.0)
     assert (report["wins"], report["losses"]) == ([], [])
-    assert asyncio.run(_report(settings, dataset_id))["report"] == report["report"]
+    again = asyncio.run(_report(settings, dataset_id))
+    assert again["report"] == report["report"]
+    assert again["audit"] == [("service", "cli", "ok", 1), ("service", "cli", "ok", 2)]  # newest first
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"query": "no label"}\n', encoding="utf-8")
     refused = runner.invoke(cli_app, ["eval", "-d", "crafts", "--import", str(bad)], env={"COLUMNS": "300"})

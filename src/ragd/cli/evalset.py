@@ -26,8 +26,7 @@ from ragd.cli.progress import RateProgress
 from ragd.cli.remote import _check as check_response
 from ragd.cli.remote import _unreachable as unreachable
 from ragd.errors import InvalidEvalQuery, InvalidRequest, NotFound
-from ragd.kb import evalset_run, evalsets
-from ragd.kb.audit import OPERATOR
+from ragd.kb import audit, evalset_run, evalsets
 from ragd.kb.evalset_run import EvalSpec, QueryScore, summarise
 from ragd.kb_types import EvalSource
 from ragd.types import SearchKnobs, SearchMode
@@ -100,12 +99,13 @@ def _pick(rows: Sequence[dict[str, Any]], ref: str) -> str:
 
 async def run_embedded(services: Services, request: DatasetEval, bar: Bar) -> dict[str, Any]:
     kb = services.knowledge()
+    audit.CLIENT.set(audit.CLI_CLIENT)  # the import's records say it came from the command line
     dataset_id = await _local_dataset(kb.catalog, request.dataset)
     if request.import_path is not None:
         for batch in _batches(read_labels(request.import_path)):
             await evalsets.add_labels(
                 kb,
-                OPERATOR,
+                audit.OPERATOR,
                 dataset_id,
                 batch,
                 source=EvalSource.IMPORT,
@@ -118,7 +118,7 @@ async def run_embedded(services: Services, request: DatasetEval, bar: Bar) -> di
     result = await evalset_run.run_evalset(
         kb,
         services.pipeline,
-        OPERATOR,
+        audit.OPERATOR,
         dataset_id,
         spec,
         baseline=EvalSpec(SearchMode.HYBRID, floor, request.k) if request.compare else None,
