@@ -17,7 +17,9 @@ in the shell are ignored; hybrid, k=5, one collection per query, 5,000 distinct 
 * the distinct run again with httpx clients (what the load generator itself costs the cores);
 
 and last, in this process after the server has stopped, the same queries through the search
-pipeline (``Services.pipeline.run``): the in-process p50, and the served/in-process ratio.
+pipeline (``Services.pipeline.run``): the in-process p50 and the served/in-process ratio, then
+``--clients`` concurrent tasks over the distinct queries for ``--seconds``: the in-process rate,
+and the served distinct run's rate as a ratio to it.
 The load generator shares the machine's cores with the server, as any loopback test does: the
 concurrent runs use keep-alive connections that post pre-encoded requests (:class:`RawClient`,
 ~0.05 ms of CPU a request), as load generators written for the purpose do; httpx spends ~1 ms.
@@ -212,7 +214,15 @@ async def load(url: str, bodies: list[dict[str, object]], clients: int, seconds:
     return summary(latencies, elapsed, errors)
 
 
-async def in_process(data_dir: Path, bodies: list[dict[str, object]]) -> float:
+async def in_process(
+    data_dir: Path,
+    bodies: list[dict[str, object]],
+    many: list[dict[str, object]],
+    clients: int,
+    seconds: float,
+) -> tuple[float, dict[str, float]]:
+    """The p50 of ``bodies`` one after another, then ``clients`` concurrent loops over ``many`` for
+    ``seconds`` (the served distinct run's searches without HTTP): its rate and latencies."""
     async with open_services(Settings(data_dir=data_dir)) as services:
         for body in bodies[-20:]:  # warm-up (queries not timed below)
             await services.pipeline.run(_request(body))
@@ -221,7 +231,21 @@ async def in_process(data_dir: Path, bodies: list[dict[str, object]]) -> float:
             started = time.perf_counter()
             await services.pipeline.run(_request(body))
             times.append((time.perf_counter() - started) * 1000)
-        return statistics.median(times)
+        latencies: list[float] = []
+        stop = time.perf_counter() + seconds
+
+        async def one_client(offset: int) -> None:
+            i = offset
+            while time.perf_counter() < stop:
+                request = _request(many[i % len(many)])
+                i += clients
+                began = time.perf_counter()
+                await services.pipeline.run(request)
+                latencies.append((time.perf_counter() - began) * 1000)
+
+        began = time.perf_counter()
+        await asyncio.gather(*(one_client(c) for c in range(clients)))
+        return statistics.median(times), summary(latencies, time.perf_counter() - began, 0)
 
 
 def _request(body: dict[str, object]) -> PipelineRequest:
@@ -275,7 +299,9 @@ def main() -> int:
     for name in [k for k in os.environ if k.startswith("RAGD_")]:  # in process: as the server ran
         del os.environ[name]
     os.environ.update(overrides)
-    inproc = asyncio.run(in_process(data_dir, bodies[: args.single]))
+    inproc, inproc_many = asyncio.run(
+        in_process(data_dir, bodies[: args.single], bodies, args.clients, args.seconds)
+    )
     print(f"{args.points} chunks, {TENANTS} collections, hybrid k=5, {os.cpu_count()} cores")
     print(
         f"one client: p50 {single['p50']:.2f} ms, p99 {single['p99']:.2f} ms ({single['requests']} requests)"
@@ -292,6 +318,11 @@ def main() -> int:
         )
     print(f"in process (pipeline.run): p50 {inproc:.2f} ms; one served client / in process: "
           f"{single['p50'] / inproc:.2f}")  # fmt: skip
+    print(
+        f"in process, {args.clients} concurrent tasks, distinct queries: "
+        f"{inproc_many['rps']:.0f} searches/s, p50 {inproc_many['p50']:.1f} ms; "
+        f"served / in process: {many['rps'] / inproc_many['rps']:.2f}"
+    )
     return 0
 
 
