@@ -21,6 +21,10 @@ __all__ = ["scripted_server", "shared_path"]
 # in CliRunner's env) would see wrapped lines.  The serial run has no COLUMNS: make the workers alike.
 os.environ.pop("COLUMNS", None)
 os.environ.pop("LINES", None)
+# A new tenant gets the tenant template's datasets (by default four: docs/knowledge-bases.md,
+# "Standard datasets").  The suite's tests count and name their tenants' datasets themselves, so
+# their tenants start empty; tests/kb/test_tenant_template.py passes the default explicitly.
+os.environ["RAGD_TENANTS__DATASETS"] = "[]"
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

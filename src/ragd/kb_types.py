@@ -108,6 +108,45 @@ class ChunkingSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class DatasetTemplate:
+    """One dataset every new tenant is created with (the tenant template: docs/knowledge-bases.md,
+    "Standard datasets")."""
+
+    name: str
+    description: str = ""
+    chunking: ChunkingSpec = ChunkingSpec()
+    allowed_roles: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.chunking
+        return {
+            "name": self.name,
+            "description": self.description,
+            "chunking": {
+                "strategy": c.strategy.value if c.strategy else None,
+                "size": c.size,
+                "overlap": c.overlap,
+            },
+            "allowed_roles": list(self.allowed_roles),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DatasetTemplate:
+        raw = data.get("chunking") or {}
+        strategy = raw.get("strategy")
+        return cls(
+            name=str(data["name"]),
+            description=str(data.get("description") or ""),
+            chunking=ChunkingSpec(
+                strategy=ChunkStrategy.parse(strategy) if strategy else None,
+                size=raw.get("size"),
+                overlap=raw.get("overlap"),
+            ),
+            allowed_roles=tuple(data.get("allowed_roles") or ()),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Dataset:
     """A knowledge base: one ``collection_name`` (tenant key) in the shared physical collection."""
 
@@ -154,6 +193,11 @@ class FileEntry:
     error_message: str | None = None
     created_at: float = 0.0
     updated_at: float = 0.0
+    #: its own chunking, given at upload, over the dataset's (None fields: the dataset's); kept on
+    #: re-index
+    chunking: ChunkingSpec | None = None
+    #: a user-given label for where it came from (an upload's ``source_label``); None: none
+    source_label: str | None = None
 
 
 class DatasetState(ParsedEnum):

@@ -559,6 +559,33 @@ class CatalogSettings(BaseModel):
         return _comma_list(v)
 
 
+class TenantSettings(BaseModel):
+    """What a new tenant is created with (POST /api/v1/tenants; docs/knowledge-bases.md,
+    "Standard datasets")."""
+
+    datasets: Annotated[tuple[str, ...], NoDecode] = Field(
+        ("knowledge", "products", "support", "marketing"),
+        description="the tenant template's default: comma list of the datasets every new tenant is"
+        " created with (names; [] for none), until the service key sets a template of its own"
+        " (PUT /api/v1/tenants/template, names with their settings)",
+    )
+
+    @field_validator("datasets", mode="before")
+    @classmethod
+    def _names(cls, v: object) -> object:
+        return _comma_list(v)
+
+    @field_validator("datasets")
+    @classmethod
+    def _unique(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for name in v:
+            if len(name) > 200 or any(ord(c) < 32 for c in name):
+                raise ValueError(f"a dataset name is 1-200 printable characters: {name[:80]!r}")
+        if len(set(v)) != len(v):
+            raise ValueError("the standard datasets' names must differ")
+        return v
+
+
 class AuditSettings(BaseModel):
     """The audit trail (docs/security.md, "Audit trail"): every administrative action is recorded;
     401s are recorded only as bursts from one client address."""
@@ -744,6 +771,7 @@ class Settings(BaseSettings):
     chat: ChatSettings = ChatSettings()
     s3: S3Settings = S3Settings()
     catalog: CatalogSettings = CatalogSettings()
+    tenants: TenantSettings = TenantSettings()
     audit: AuditSettings = AuditSettings()
     backup: BackupSettings = BackupSettings()
     evaluation: EvaluationSettings = EvaluationSettings()

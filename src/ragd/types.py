@@ -361,6 +361,8 @@ class SearchKnobs:
     languages: tuple[str, ...] = ()
     #: which reranker runs: a configured name, "none", or None for the default (when configured)
     rerank: str | None = None
+    #: HNSW search depth of the dense search (higher: better recall, slower); None: the store's
+    hnsw_ef: int | None = None
 
     @property
     def diversifies(self) -> bool:
@@ -407,6 +409,8 @@ class StoreQuery:
     explain: bool = True
     #: the dense model ``dense`` was made with: None for the default, else a named :class:`DenseSpace`
     space: str | None = None
+    #: the dense search's HNSW ``ef`` for this query (None: the store's setting); exact scans ignore it
+    hnsw_ef: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,3 +43,27 @@ def test_tenant_and_key_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         return principal.tenant_id, principal.role
 
     assert asyncio.run(resolve())[1] == "staff"
+
+
+def test_tenants_create_applies_the_tenant_template(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ragd tenants create`` makes the template's datasets with the tenant (the settings' default
+    here: the suite's environment sets none, this test the four standard ones)."""
+    monkeypatch.setenv("RAGD_DATA_DIR", str(tmp_path / "fresh"))
+    monkeypatch.setenv("RAGD_TENANTS__DATASETS", "knowledge,products,support,marketing")
+    runner = CliRunner(env={"COLUMNS": "300"})
+    shown = runner.invoke(app, ["tenants", "template"])
+    assert shown.exit_code == 0, shown.output
+    assert "the default (RAGD_TENANTS__DATASETS)" in shown.output
+    made = runner.invoke(app, ["tenants", "create", "lead"])
+    assert made.exit_code == 0, made.output
+    assert "datasets: knowledge, products, support, marketing" in made.output
+
+    async def names() -> list[str]:
+        catalog = await open_catalog(f"sqlite+aiosqlite:///{tmp_path / 'fresh' / 'ragd.db'}")
+        try:
+            tenant = (await catalog.list_tenants())[0]
+            return [d.name for d in await catalog.list_datasets(tenant.id)]
+        finally:
+            await catalog.aclose()
+
+    assert asyncio.run(names()) == ["knowledge", "marketing", "products", "support"]

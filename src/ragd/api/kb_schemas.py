@@ -7,17 +7,20 @@ models that refuse unknown fields, so a typo is a 422 rather than ignored.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ragd.api.schemas import COLLECTION_PATTERN, KnobFields
-from ragd.errors import is_permanent
+from ragd.errors import InvalidRequest, is_permanent
+from ragd.kb.content import TextFormat
 from ragd.kb_types import (
     ApiKeyInfo,
     ChunkingSpec,
     Dataset,
     DatasetStats,
+    DatasetTemplate,
     FileEntry,
     Job,
     JobItem,
@@ -82,6 +85,31 @@ class UploadForm(BaseModel):
     """``POST /api/v1/datasets/{id}/files`` as multipart/form-data (documentation only)."""
 
     files: list[bytes] = Field(description="one part per file, each named 'files' with its filename")
+    chunk_strategy: ChunkStrategy | None = Field(
+        None, description="these files' own chunker over the dataset's (kept on re-index)"
+    )
+    chunk_size: int | None = Field(None, ge=16, le=100_000, description="their own chunk size")
+    chunk_overlap: int | None = Field(None, ge=0, le=50_000, description="their own chunk overlap")
+    source_label: str | None = Field(
+        None, max_length=200, description="where the files came from (listings and hits' metadata)"
+    )
+
+
+class ContentCreate(_Body):
+    """``POST /api/v1/datasets/{id}/content``: a text queued for indexing like an uploaded file."""
+
+    title: str = Field(min_length=1, max_length=200, description="the file's name (a suffix is added)")
+    text: str = Field(min_length=1, description="the content; at most RAGD_EXTRACT__MAX_FILE_BYTES in UTF-8")
+    format: TextFormat = Field(
+        TextFormat.MARKDOWN, description="markdown (kept as <title>.md) or text (<title>.txt)"
+    )
+    chunking: ChunkingBody | None = Field(None, description="its own chunking over the dataset's")
+    source_label: str | None = Field(None, max_length=200, description="where the text came from")
+
+    @field_validator("format", mode="before")
+    @classmethod
+    def _format(cls, v: object) -> object:
+        return TextFormat.parse(str(v))
 
 
 class ArchiveForm(BaseModel):
@@ -109,6 +137,12 @@ class SearchBody(_Body, KnobFields):
     k: int = Field(5, ge=1, le=100)
     mode: SearchMode = SearchMode.HYBRID
     dataset_ids: list[str] | None = Field(None, max_length=100, description="default: every readable dataset")
+    dataset_names: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        None,
+        max_length=100,
+        description="datasets by name (unique per tenant), searched with dataset_ids; one the key cannot "
+        "read is NOT_FOUND",
+    )
     collection_names: list[Annotated[str, Field(pattern=COLLECTION_PATTERN)]] | None = Field(
         None,
         max_length=100,
@@ -132,6 +166,25 @@ class TenantCreate(_Body):
     name: str = Field(min_length=1, max_length=200)
 
 
+class TemplateDataset(_Body):
+    """One dataset of the tenant template: a dataset's name and settings."""
+
+    name: str = Field(min_length=1, max_length=200)
+    description: str = Field("", max_length=10_000)
+    chunking: ChunkingBody | None = None
+    allowed_roles: list[str] = Field(default_factory=list, max_length=100)
+
+    def spec(self) -> DatasetTemplate:
+        chunking = self.chunking.spec() if self.chunking else ChunkingSpec()
+        return DatasetTemplate(self.name, self.description, chunking, tuple(self.allowed_roles))
+
+
+class TemplateBody(_Body):
+    """``PUT /api/v1/tenants/template``: the datasets every new tenant is created with."""
+
+    datasets: list[TemplateDataset] = Field(max_length=50, description="[]: new tenants get none")
+
+
 class KeyCreate(_Body):
     role: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     name: str = Field("", max_length=200)
@@ -153,6 +206,25 @@ class GrantCreate(_Body):
         return SourceKind.parse(str(v))
 
 
+def _chunking_out(c: ChunkingSpec) -> dict[str, Any]:
+    return {"strategy": c.strategy.value if c.strategy else None, "size": c.size, "overlap": c.overlap}
+
+
+def upload_chunking(fields: Mapping[str, str]) -> ChunkingSpec | None:
+    """The files' own chunking from an upload's form fields ``chunk_strategy``, ``chunk_size`` and
+    ``chunk_overlap`` (none given: None, the dataset's), validated like a dataset's ``chunking``."""
+    given = {
+        key: fields[f"chunk_{key}"] for key in ("strategy", "size", "overlap") if fields.get(f"chunk_{key}")
+    }
+    if not given:
+        return None
+    try:
+        return ChunkingBody.model_validate(given).spec()
+    except ValidationError as exc:
+        problems = "; ".join(f"chunk_{e['loc'][0]}: {e['msg']}" for e in exc.errors() if e["loc"])
+        raise InvalidRequest(f"invalid chunking override ({problems or exc.error_count()})") from None
+
+
 def dataset_out(d: Dataset, stats: DatasetStats | None = None) -> dict[str, Any]:
     """A dataset, with its file counts (``stats``; none given: a dataset without files)."""
     stats = stats or DatasetStats()
@@ -162,11 +234,7 @@ def dataset_out(d: Dataset, stats: DatasetStats | None = None) -> dict[str, Any]
         "name": d.name,
         "description": d.description,
         "collection_name": d.collection_name,
-        "chunking": {
-            "strategy": d.chunking.strategy.value if d.chunking.strategy else None,
-            "size": d.chunking.size,
-            "overlap": d.chunking.overlap,
-        },
+        "chunking": _chunking_out(d.chunking),
         "allowed_roles": list(d.allowed_roles),
         "reranker": d.reranker or "default",
         "embedding": d.embedding or "default",
@@ -191,6 +259,8 @@ def file_out(f: FileEntry) -> dict[str, Any]:
         "size": f.size,
         "source_id": f.source_id,
         "item_key": f.item_key,
+        "source_label": f.source_label,
+        "chunking": _chunking_out(f.chunking) if f.chunking is not None else None,
         "error": {"code": f.error_code, "message": f.error_message} if f.error_code else None,
         "created_at": f.created_at,
         "updated_at": f.updated_at,
@@ -307,19 +377,26 @@ def timings_out(milliseconds: dict[str, float], total_ms: float) -> dict[str, fl
     return shown | milliseconds | {"total": round(total_ms, 3)}
 
 
-def hit_out(hit: Hit, dataset_of: dict[str, str], *, explain: bool = False) -> dict[str, Any]:
-    """A search hit; ``explain``: with its point ``id``, raw component ``scores`` and stored ``meta`` too."""
+def hit_out(hit: Hit, dataset_of: Mapping[str, Dataset], *, explain: bool = False) -> dict[str, Any]:
+    """A search hit (``dataset_of``: the searched datasets by collection name); ``explain``: with
+    its point ``id``, raw component ``scores`` and stored ``meta`` too.  ``datasetName`` is the
+    Leadmetrics seed's name for ``dataset_name`` (both always present; null for a raw collection)."""
     meta = ChunkMeta.parse(hit.meta)
     explained: dict[str, Any] = {}
     if explain:
         s = hit.scores
         scores = {"dense": s.dense, "sparse": s.sparse, "fused": s.fused, "rerank": s.rerank}
         explained = {"id": hit.id, "scores": scores, "meta": dict(hit.meta)}
+    dataset = dataset_of.get(meta.collection_name)
+    label = meta.extra.get("source_label")
     return explained | {
         "content": hit.content,
         "score": hit.score,
         "relevance": hit.relevance,
-        "dataset_id": dataset_of.get(meta.collection_name),
+        "dataset_id": dataset.id if dataset else None,
+        "dataset_name": dataset.name if dataset else None,
+        "datasetName": dataset.name if dataset else None,
+        "source_label": label if isinstance(label, str) else None,
         "collection": meta.collection_name or None,
         "file_id": meta.file_id or None,
         "name": meta.name or None,

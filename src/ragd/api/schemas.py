@@ -110,6 +110,14 @@ class KnobFields(BaseModel):
         description="only chunks in one of these languages (ISO 639-1 codes, meta.languages)",
     )
     rerank: RerankChoice = None
+    hnsw_ef: int | None = Field(
+        None,
+        ge=4,
+        le=4096,
+        description="the dense search's HNSW ef for this request (higher: better recall on a large "
+        "index, slower); default: the engine's. Exact scans (small or narrowly filtered datasets) "
+        "ignore it",
+    )
 
     def knobs(self, defaults: RetrievalSettings) -> SearchKnobs:
         """This body's knobs, settings filling what it leaves out."""
@@ -120,6 +128,7 @@ class KnobFields(BaseModel):
             max_per_file=self.max_per_file,
             languages=tuple(dict.fromkeys(self.languages or ())),
             rerank=rerank_choice(self.rerank),
+            hnsw_ef=self.hnsw_ef,
         )
 
 

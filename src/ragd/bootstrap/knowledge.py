@@ -195,6 +195,7 @@ async def open_knowledge(
             embedding_names=spaces.names if spaces is not None else ("default",),
             limits=LimitsBook(defaults=TenantLimits(**settings.limits.model_dump())),
             clock=clock,
+            standard_datasets=settings.tenants.datasets,
         )
         if background:  # a server: what no grant covers is disabled before anything watches it
             await sweep_at_start(catalog, search_visibility(ctx))

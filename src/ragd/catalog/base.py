@@ -20,6 +20,7 @@ from ragd.kb_types import (
     AuditRecord,
     Dataset,
     DatasetStats,
+    DatasetTemplate,
     EvalQuery,
     FileEntry,
     ItemStage,
@@ -38,8 +39,9 @@ from ragd.kb_types import (
 
 
 class TenantDirectory(Protocol):
-    async def create_tenant(self, name: str) -> Tenant:
-        """A new tenant; Conflict when the name is taken."""
+    async def create_tenant(self, name: str, datasets: Sequence[Dataset] = ()) -> Tenant:
+        """A new tenant and, in the same transaction, ``datasets`` (their ``tenant_id`` replaced by
+        the new tenant's): all or nothing.  Conflict when the name is taken."""
         ...
 
     async def list_tenants(self) -> list[Tenant]: ...
@@ -56,6 +58,18 @@ class TenantDirectory(Protocol):
 
     async def revoke_key(self, tenant_id: str, key_id: str) -> bool:
         """False when the tenant has no such key."""
+        ...
+
+
+class TenantTemplates(Protocol):
+    """The datasets every new tenant is created with, as the service key set them (issue 34 §2)."""
+
+    async def get_tenant_template(self) -> list[DatasetTemplate] | None:
+        """The stored template, or None when none is (the settings' default applies)."""
+        ...
+
+    async def set_tenant_template(self, datasets: Sequence[DatasetTemplate] | None) -> None:
+        """Store the template (None: remove it, back to the settings' default)."""
         ...
 
 
@@ -392,6 +406,7 @@ class EvalSets(Protocol):
 
 class Catalog(
     TenantDirectory,
+    TenantTemplates,
     DatasetRepo,
     FileRepo,
     SourceRepo,

@@ -19,6 +19,7 @@ from ragd.cli.runner import console, err_console, load_settings, run_or_exit
 from ragd.errors import NotFound
 from ragd.kb import audit
 from ragd.kb import grants as kb_grants
+from ragd.kb.tenant_template import current_template, template_datasets
 from ragd.kb_types import SourceGrant, SourceKind, SourceSpec
 from ragd.settings import Settings
 
@@ -41,10 +42,13 @@ def _catalog_run(settings: Settings, job: Callable[[Catalog], Awaitable[T]]) -> 
 
 @tenants_app.command("create")
 def tenant_create(name: Annotated[str, typer.Argument(help="the tenant's name")]) -> None:
-    """Create a tenant; prints its id."""
+    """Create a tenant with the tenant template's datasets; prints its id."""
+    settings = load_settings()
 
     async def job(catalog: Catalog) -> Any:
-        made = await catalog.create_tenant(name.strip())
+        template = await current_template(catalog, settings.tenants.datasets)
+        made = await catalog.create_tenant(name.strip(), template_datasets(template))
+        names = [d.name for d in template.datasets]
         await audit.record(
             catalog,
             audit.OPERATOR,
@@ -52,13 +56,29 @@ def tenant_create(name: Annotated[str, typer.Argument(help="the tenant's name")]
             tenant_id=made.id,
             target_kind="tenant",
             target_id=made.id,
-            detail={"name": made.name},
+            detail={"name": made.name, "datasets": names},
             client=audit.CLI_CLIENT,
         )
-        return made
+        return made, names
 
-    tenant = _catalog_run(load_settings(), job)
+    tenant, names = _catalog_run(settings, job)
     console.print(f"tenant [bold]{tenant.name}[/bold] id {tenant.id}")
+    if names:
+        console.print(f"datasets: {', '.join(names)}", highlight=False)
+
+
+@tenants_app.command("template")
+def tenant_template() -> None:
+    """Show the datasets every new tenant is created with (set them: PUT /api/v1/tenants/template)."""
+    settings = load_settings()
+    template = _catalog_run(settings, lambda c: current_template(c, settings.tenants.datasets))
+    table = Table("name", "description", "chunking", "allowed roles")
+    for d in template.datasets:
+        c = d.chunking
+        chunking = "/".join(str(v) for v in (c.strategy.value if c.strategy else None, c.size, c.overlap))
+        table.add_row(d.name, d.description, chunking, ", ".join(d.allowed_roles))
+    console.print(table)
+    console.print("set by the service key" if template.custom else "the default (RAGD_TENANTS__DATASETS)")
 
 
 @tenants_app.command("list")

@@ -71,6 +71,28 @@ async def readable_datasets(
     return [d for d in await datasets.list_datasets(principal.tenant_id) if principal.can_read(d)]
 
 
+async def dataset_refs(principal: Principal, datasets: DatasetRepo, refs: Sequence[str]) -> tuple[str, ...]:
+    """The ids of the readable datasets ``refs`` name, each by id or by name (names are unique per
+    tenant; an id wins over a name).  One that names none is NOT_FOUND (as a dataset the key may not
+    read is); a name of datasets in two tenants (the service key reads both) is INVALID_REQUEST."""
+    if not refs:
+        return ()
+    reach = [d for d in await datasets.list_datasets(principal.tenant_id) if principal.can_read(d)]
+    ids = {d.id for d in reach}
+    out = []
+    for ref in refs:
+        if ref in ids:
+            out.append(ref)
+            continue
+        named = [d.id for d in reach if d.name == ref]
+        if not named:
+            raise NotFound(f"no dataset with the id or name {ref[:200]!r}")
+        if len(named) > 1:
+            raise InvalidRequest(f"datasets of several tenants are named {ref[:200]!r}: give its id")
+        out.append(named[0])
+    return tuple(dict.fromkeys(out))
+
+
 async def searchable_collections(
     principal: Principal, datasets: DatasetRepo, names: Sequence[str]
 ) -> list[str]:

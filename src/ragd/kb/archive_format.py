@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from ragd.errors import ArchiveInvalid, IndexMismatch
-from ragd.kb_types import FileEntry, FileStatus
-from ragd.types import IndexManifest, SparseVector, StoredChunk
+from ragd.kb_types import ChunkingSpec, FileEntry, FileStatus
+from ragd.types import ChunkStrategy, IndexManifest, SparseVector, StoredChunk
 
 FORMAT = "ragd-dataset/1"
 MANIFEST = "manifest.json"
@@ -160,7 +160,7 @@ def decode_point(line: str) -> StoredChunk:
 
 
 def encode_file(entry: FileEntry, has_upload: bool) -> str:
-    row = {
+    row: dict[str, Any] = {
         "id": entry.id,
         "name": entry.name,
         "status": entry.status.value,
@@ -174,7 +174,26 @@ def encode_file(entry: FileEntry, has_upload: bool) -> str:
         "updated_at": entry.updated_at,
         "has_upload": has_upload,
     }
+    if entry.source_label is not None:
+        row["source_label"] = entry.source_label
+    if (c := entry.chunking) is not None:  # its own chunking (issue 34 §2), kept on re-index
+        row["chunking"] = {
+            "strategy": c.strategy.value if c.strategy else None,
+            "size": c.size,
+            "overlap": c.overlap,
+        }
     return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
+
+
+def _chunking(raw: Any) -> ChunkingSpec | None:
+    if raw is None:
+        return None
+    strategy, size, overlap = raw.get("strategy"), raw.get("size"), raw.get("overlap")
+    return ChunkingSpec(
+        ChunkStrategy.parse(str(strategy)) if strategy else None,
+        None if size is None else int(size),
+        None if overlap is None else int(overlap),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +219,8 @@ def decode_file(line: str) -> ArchivedFile:
             error_message=row.get("error_message"),
             created_at=float(row["created_at"]),
             updated_at=float(row["updated_at"]),
+            chunking=_chunking(row.get("chunking")),
+            source_label=None if row.get("source_label") is None else str(row["source_label"])[:200],
         )
         return ArchivedFile(entry, bool(row["has_upload"]))
     except (KeyError, TypeError, ValueError) as exc:

@@ -41,6 +41,8 @@ class KbContext:
     #: the wall clock (epoch seconds) source schedules are set and fired on; the composition root
     #: passes it (real time unless a test passes a clock it advances)
     clock: Callable[[], float] = time.time
+    #: the tenant template's default (RAGD_TENANTS__DATASETS): names of every new tenant's datasets
+    standard_datasets: tuple[str, ...] = ()
 
     def upload_path(self, dataset_id: str, file_id: str) -> Path:
         return self.files_dir / dataset_id / file_id

@@ -21,10 +21,12 @@ from ragd.kb import audit
 from ragd.kb.access import readable, writable
 from ragd.kb.context import KbContext
 from ragd.kb.grants import refuse_disabled
+from ragd.kb.indexing import file_chunking
 from ragd.kb.quota import check_storage
-from ragd.kb_types import Dataset, FileEntry, FileStatus, Job, JobKind, JobStatus, Principal
+from ragd.kb_types import ChunkingSpec, Dataset, FileEntry, FileStatus, Job, JobKind, JobStatus, Principal
 
 MAX_FILE_NAME = 255
+MAX_SOURCE_LABEL = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,15 +60,38 @@ def new_job(dataset: Dataset, kind: JobKind, payload: dict[str, object], max_att
     )
 
 
+def clean_source_label(label: str | None) -> str | None:
+    """A file's source label: 1-200 printable characters (None or blank: none)."""
+    text = (label or "").strip()
+    if not text:
+        return None
+    if len(text) > MAX_SOURCE_LABEL or any(ord(c) < 32 for c in text):
+        raise InvalidRequest(f"a source_label is 1-{MAX_SOURCE_LABEL} printable characters")
+    return text
+
+
 @audit.audited("file.upload", "dataset", "dataset_id")
 async def upload_files(
-    ctx: KbContext, principal: Principal, dataset_id: str, uploads: Sequence[Upload]
+    ctx: KbContext,
+    principal: Principal,
+    dataset_id: str,
+    uploads: Sequence[Upload],
+    *,
+    chunking: ChunkingSpec | None = None,
+    source_label: str | None = None,
 ) -> tuple[list[FileEntry], Job]:
-    """Keep the uploads and queue one job that indexes them all."""
+    """Keep the uploads and queue one job that indexes them all.  ``chunking``: the files' own
+    (over the dataset's, kept on re-index), checked like a dataset's; ``source_label``: where
+    they came from (shown in listings and in the hits' metadata)."""
     dataset = await writable(principal, ctx.catalog, dataset_id)
     audit.note(tenant_id=dataset.tenant_id)
     if not uploads:
         raise InvalidRequest("no files in the upload (multipart parts named 'files' or 'file')")
+    label = clean_source_label(source_label)
+    if chunking is not None:
+        # sizes the model window cannot hold, or an overlap not below the size: refused before
+        # anything is kept, exactly as for a dataset's chunking
+        ctx.chunker_for(file_chunking(dataset, chunking), dataset.embedding)
     # bytes alone already over the quota: refused before anything is kept (chunks are counted later)
     total = sum(u.size for u in uploads if u.refused is None)
     await check_storage(ctx.catalog, ctx.limits, dataset.tenant_id, chunks=0, size=total)
@@ -80,6 +105,8 @@ async def upload_files(
             size=upload.size,
             created_at=now,
             updated_at=now,
+            chunking=chunking,
+            source_label=label,
         )
         if upload.refused is not None:  # failed on its own, never indexed
             code, message = upload.refused.code, upload.refused.message

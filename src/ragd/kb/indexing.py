@@ -11,7 +11,7 @@ from ragd.ingest.pipeline import IngestOptions, Outcome
 from ragd.kb.context import KbContext
 from ragd.kb.grants import refuse_disabled
 from ragd.kb.quota import storage_check
-from ragd.kb_types import Dataset, FileEntry, FileStatus
+from ragd.kb_types import ChunkingSpec, Dataset, FileEntry, FileStatus
 from ragd.sources.base import SourceItem
 from ragd.types import Blob, Document, FileRef
 
@@ -24,12 +24,27 @@ def source_file_id(source_id: str, key: str) -> str:
 
 
 def file_ref(dataset: Dataset, entry: FileEntry) -> FileRef:
+    extra: dict[str, object] = {"dataset_id": dataset.id, "tenant_id": dataset.tenant_id}
+    if entry.source_label:
+        extra["source_label"] = entry.source_label
     return FileRef(
         file_id=entry.id,
         collection_name=dataset.collection_name,
         name=entry.name,
         source=entry.item_key or entry.name,
-        extra={"dataset_id": dataset.id, "tenant_id": dataset.tenant_id},
+        extra=extra,
+    )
+
+
+def file_chunking(dataset: Dataset, own: ChunkingSpec | None) -> ChunkingSpec:
+    """A file's chunking: its own fields (given at upload) over its dataset's."""
+    if own is None:
+        return dataset.chunking
+    base = dataset.chunking
+    return ChunkingSpec(
+        strategy=own.strategy or base.strategy,
+        size=own.size if own.size is not None else base.size,
+        overlap=own.overlap if own.overlap is not None else base.overlap,
     )
 
 
@@ -40,7 +55,7 @@ async def index_content(
     entry = await ctx.catalog.put_file(replace(entry, status=FileStatus.INDEXING))
     size = entry.size or content_size(content)
     options = IngestOptions(
-        chunker=ctx.chunker_for(dataset.chunking, dataset.embedding),
+        chunker=ctx.chunker_for(file_chunking(dataset, entry.chunking), dataset.embedding),
         disabled=not entry.enabled,
         admit=storage_check(ctx.catalog, ctx.limits, dataset.tenant_id, entry.id, size),
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ragd.errors import Forbidden, InvalidRequest, NotFound
 from ragd.kb import audit
 from ragd.kb.context import KbContext
+from ragd.kb.tenant_template import current_template, template_datasets
 from ragd.kb_types import ApiKeyInfo, Principal, Tenant
 
 MAX_NAME = 200
@@ -25,8 +26,10 @@ async def create_tenant(ctx: KbContext, principal: Principal, name: str) -> Tena
     if not text or len(text) > MAX_NAME or any(ord(c) < 32 for c in text):
         raise InvalidRequest(f"a tenant name is 1-{MAX_NAME} printable characters")
     audit.note(name=text)
-    tenant = await ctx.catalog.create_tenant(text)
-    audit.note(tenant_id=tenant.id, target_id=tenant.id)
+    # the template's datasets are created with it, in one transaction (docs/knowledge-bases.md)
+    template = await current_template(ctx.catalog, ctx.standard_datasets)
+    tenant = await ctx.catalog.create_tenant(text, template_datasets(template))
+    audit.note(tenant_id=tenant.id, target_id=tenant.id, datasets=[d.name for d in template.datasets])
     return tenant
 
 

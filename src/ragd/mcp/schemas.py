@@ -7,6 +7,7 @@ both as structured content and as their JSON text.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -18,6 +19,8 @@ from ragd.types import ChunkMeta, Hit
 
 CollectionName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,128}$")]
 DatasetId = Annotated[str, Field(min_length=1, max_length=64)]
+#: a dataset's id, or its name (unique per tenant)
+DatasetRef = Annotated[str, Field(min_length=1, max_length=200)]
 #: the most characters one read_document call returns
 MAX_READ_CHARS = 100_000
 DEFAULT_READ_CHARS = 20_000
@@ -32,8 +35,11 @@ class SearchArgs(_Args):
     collections: list[CollectionName] | None = Field(
         None, max_length=100, description="collection names to search (list_collections shows them)"
     )
-    datasets: list[DatasetId] | None = Field(
-        None, max_length=100, description="dataset ids to search; neither given: everything you may read"
+    datasets: list[DatasetRef] | None = Field(
+        None,
+        max_length=100,
+        description="datasets to search, each by id or by name (e.g. support); an unknown one is an"
+        " error (NOT_FOUND); neither collections nor datasets given: everything you may read",
     )
     k: int = Field(5, ge=1, le=50, description="how many hits")
     mode: Literal["hybrid", "dense", "sparse"] = Field("hybrid", description="retrieval mode")
@@ -89,9 +95,11 @@ class HitView(BaseModel):
     relevance: float = Field(description="absolute relevance in [0, 1]")
     collection: str
     file_id: str
+    dataset_name: str | None = Field(None, description="the dataset the hit is in (null: a raw collection)")
 
     @classmethod
-    def of(cls, n: int, hit: Hit) -> HitView:
+    def of(cls, n: int, hit: Hit, dataset_names: Mapping[str, str] | None = None) -> HitView:
+        """Hit ``n``; ``dataset_names``: dataset names by collection name."""
         meta = ChunkMeta.parse(hit.meta)
         return cls(
             citation=f"[{n}]",
@@ -102,6 +110,7 @@ class HitView(BaseModel):
             relevance=round(hit.relevance, 6),
             collection=meta.collection_name,
             file_id=meta.file_id,
+            dataset_name=(dataset_names or {}).get(meta.collection_name),
         )
 
 

@@ -20,6 +20,8 @@ from pydantic import BaseModel
 from ragd.answer.documents import read_document
 from ragd.bootstrap import Services
 from ragd.errors import NotFound
+from ragd.kb.access import dataset_refs
+from ragd.kb.datasets import list_datasets
 from ragd.kb.quick_add import Target, add_text, add_url
 from ragd.kb.reach import check_collection, list_reach
 from ragd.kb.scoped_search import search_scoped
@@ -41,19 +43,21 @@ from ragd.types import SearchKnobs, SearchMode
 
 async def search(svc: Services, caller: Principal, args: SearchArgs) -> SearchResult:
     await svc.check_rate(caller, RateSurface.SEARCH)  # the key's searches per minute, as on /search
+    kb = svc.knowledge()
     hits = await search_scoped(
-        svc.knowledge(),
+        kb,
         svc.pipeline,
         caller,
         args.query,
         collections=args.collections or (),
-        dataset_ids=args.datasets or (),
+        dataset_ids=await dataset_refs(caller, kb.catalog, args.datasets or ()),  # ids or names
         k=args.k,
         mode=SearchMode.parse(args.mode),
         knobs=SearchKnobs(min_score=args.min_score),
         deadline_s=svc.settings.server.search_timeout_s,
     )
-    return SearchResult(query=args.query, hits=[HitView.of(n, hit) for n, hit in enumerate(hits, 1)])
+    names = {d.collection_name: d.name for d in await list_datasets(kb, caller)} if hits else {}
+    return SearchResult(query=args.query, hits=[HitView.of(n, hit, names) for n, hit in enumerate(hits, 1)])
 
 
 async def list_collections(svc: Services, caller: Principal, _args: ListCollectionsArgs) -> CollectionsResult:

@@ -202,6 +202,7 @@ class SearchPipeline:
                     candidates=want,
                     vector_weight=request.knobs.vector_weight,
                     languages=request.knobs.languages,
+                    hnsw_ef=request.knobs.hnsw_ef,
                 )
             )
         self._metrics.candidates_fetched.observe(len(hits))

@@ -69,6 +69,8 @@ class SearchRequest:
     vector_weight: float | None = None
     #: only chunks in one of these languages (ISO 639-1); empty: every language
     languages: tuple[str, ...] = ()
+    #: the dense search's HNSW ef (None: the store's setting)
+    hnsw_ef: int | None = None
 
 
 class Retriever:
@@ -159,6 +161,7 @@ class Retriever:
                 fusion=fusion,
                 explain=True,
                 space=space,
+                hnsw_ef=request.hnsw_ef,
             )
 
         query, hits = await self._engine_search(request, space, store_query)

@@ -393,7 +393,7 @@ def _search(
     kind = search_kind(query)
     plan = pl.search_plan(query.filter) if exclude_disabled else pl.filter_plan(query.filter)
     edge_filter = _edge_filter(plan)
-    params = _dense_params(tuning, filtered=plan.narrows)
+    params = _dense_params(tuning, filtered=plan.narrows, hnsw_ef=query.hnsw_ef)
     sparse_names = pl.sparse_vectors_for(query.filter, groups)
     if kind is not SearchMode.DENSE and len(sparse_names) != 1:
         return _grouped_search(shard, query, kind, edge_filter, params, sparse_names)
@@ -587,7 +587,7 @@ def _nearest(query: StoreQuery, kind: SearchMode, sparse_using: str = pl.SPARSE_
     raise ValueError(f"no {kind.value} vector in the query")
 
 
-def _dense_params(tuning: IndexTuning, *, filtered: bool) -> qe.SearchParams:
+def _dense_params(tuning: IndexTuning, *, filtered: bool, hnsw_ef: int | None = None) -> qe.SearchParams:
     acorn = qe.AcornSearchParams(enable=True) if tuning.acorn and filtered else None
     # off means off at once: an index keeps an int8 copy until its next optimize drops it
     rescored = (
@@ -595,7 +595,7 @@ def _dense_params(tuning: IndexTuning, *, filtered: bool) -> qe.SearchParams:
         if tuning.dense_int8
         else qe.QuantizationSearchParams(ignore=True)
     )
-    return qe.SearchParams(hnsw_ef=tuning.hnsw_ef, acorn=acorn, quantization=rescored)
+    return qe.SearchParams(hnsw_ef=hnsw_ef or tuning.hnsw_ef, acorn=acorn, quantization=rescored)
 
 
 def _hybrid_requests(

@@ -301,7 +301,8 @@ class QdrantStore:
         plan = pl.search_plan(query.filter)
         qfilter = _qdrant_must(plan)
         # local mode searches exactly and warns about search params: send none there
-        params = None if self._local else _dense_params(self._tuning, filtered=plan.narrows)
+        ef = query.hnsw_ef
+        params = None if self._local else _dense_params(self._tuning, filtered=plan.narrows, hnsw_ef=ef)
         sparse_names = pl.sparse_vectors_for(query.filter, self._sparse_groups)
         if kind is not SearchMode.DENSE and len(sparse_names) != 1:
             return await self._grouped(client, query, kind, qfilter, params, sparse_names)
@@ -537,7 +538,7 @@ def _int8(tuning: IndexTuning) -> models.ScalarQuantization | None:
     )
 
 
-def _dense_params(tuning: IndexTuning, *, filtered: bool) -> models.SearchParams:
+def _dense_params(tuning: IndexTuning, *, filtered: bool, hnsw_ef: int | None = None) -> models.SearchParams:
     acorn = models.AcornSearchParams(enable=True) if tuning.acorn and filtered else None
     # off means off at once: an index keeps an int8 copy until its next optimize drops it
     rescored = (
@@ -545,7 +546,7 @@ def _dense_params(tuning: IndexTuning, *, filtered: bool) -> models.SearchParams
         if tuning.dense_int8
         else models.QuantizationSearchParams(ignore=True)
     )
-    return models.SearchParams(hnsw_ef=tuning.hnsw_ef, acorn=acorn, quantization=rescored)
+    return models.SearchParams(hnsw_ef=hnsw_ef or tuning.hnsw_ef, acorn=acorn, quantization=rescored)
 
 
 def _hybrid_requests(

@@ -5,6 +5,7 @@ GET             /api/v1/datasets/{id}/export          a portable archive of it (
 POST            /api/v1/datasets/import               a new dataset from such an archive (multipart)
 GET/PATCH/DELETE /api/v1/datasets/{id}
 POST/GET        /api/v1/datasets/{id}/files           upload many (multipart) -> job / list
+POST            /api/v1/datasets/{id}/content         a text (title + text) -> job, like an upload
 GET/PATCH/DELETE /api/v1/datasets/{id}/files/{file}   read / enable-disable / delete
 GET             /api/v1/datasets/{id}/files/{file}/chunks  a page of its chunks, or a split's neighbours
 POST            /api/v1/datasets/{id}/files/{file}/reindex, /api/v1/datasets/{id}/reindex
@@ -27,6 +28,7 @@ from ragd.api.auth import Caller
 from ragd.api.deps import MULTIPART_OVERHEAD, services
 from ragd.api.kb_schemas import (
     ArchiveForm,
+    ContentCreate,
     DatasetCreate,
     DatasetUpdate,
     FileUpdate,
@@ -38,6 +40,7 @@ from ragd.api.kb_schemas import (
     hit_out,
     job_out,
     timings_out,
+    upload_chunking,
 )
 from ragd.api.multipart import read_form
 from ragd.api.schemas import request_body
@@ -47,7 +50,9 @@ from ragd.kb import chunks
 from ragd.kb import datasets as ds
 from ragd.kb import files as fs
 from ragd.kb import zip_uploads as zu
+from ragd.kb.access import dataset_refs
 from ragd.kb.archive_reader import ArchiveLimits
+from ragd.kb.content import text_upload
 from ragd.kb.dataset_export import export_dataset
 from ragd.kb.dataset_import import import_dataset
 from ragd.kb.reach import CollectionCount, list_reach
@@ -206,7 +211,40 @@ async def upload_files(dataset_id: str, request: Request, caller: Caller, svc: S
         # a .zip's members, each a file of its own, under the same limits (ragd.kb.zip_uploads)
         zip_limits = zu.ZipLimits(limit, svc.settings.extract.max_unpacked_bytes, most)
         uploads = await asyncio.to_thread(zu.expand, uploads, Path(tmp), zip_limits)
-        entries, job = await fs.upload_files(kb, caller, dataset_id, uploads)
+        entries, job = await fs.upload_files(
+            kb,
+            caller,
+            dataset_id,
+            uploads,
+            chunking=upload_chunking(form.fields),
+            source_label=form.fields.get("source_label"),
+        )
+    svc.wake_worker()
+    return {"files": [file_out(e) for e in entries], "job": job_out(job)}
+
+
+@router.post("/datasets/{dataset_id}/content", status_code=202)
+async def add_content(dataset_id: str, body: ContentCreate, caller: Caller, svc: Svc) -> dict[str, Any]:
+    """A text (title + text) kept as a ``.md``/``.txt`` upload and indexed by a queued job, as an
+    uploaded file is: its progress is the job's (``GET /api/v1/jobs/{id}``)."""
+    kb = svc.knowledge()
+    await ds.get_dataset(kb, caller, dataset_id)  # 404 before anything is written
+    with tempfile.TemporaryDirectory(prefix="ragd-content-") as tmp:
+        upload = text_upload(
+            body.title,
+            body.text,
+            body.format,
+            Path(tmp),
+            max_bytes=svc.settings.extract.max_file_bytes,
+        )
+        entries, job = await fs.upload_files(
+            kb,
+            caller,
+            dataset_id,
+            [upload],
+            chunking=body.chunking.spec() if body.chunking else None,
+            source_label=body.source_label,
+        )
     svc.wake_worker()
     return {"files": [file_out(e) for e in entries], "job": job_out(job)}
 
@@ -298,13 +336,17 @@ async def list_collections(caller: Caller, svc: Svc) -> dict[str, Any]:
 
 @router.post("/datasets/{dataset_id}/search")
 async def search_dataset(dataset_id: str, body: SearchBody, caller: Caller, svc: Svc) -> JSONResponse:
-    if body.collection_names:
-        raise InvalidRequest("collection_names is for POST /api/v1/search, not one dataset's search")
+    if body.collection_names or body.dataset_names:
+        raise InvalidRequest("collection_names and dataset_names are for POST /api/v1/search")
     return await _search(svc, caller, body, (dataset_id,))
 
 
 @router.post("/search")
 async def search_all(body: SearchBody, caller: Caller, svc: Svc) -> JSONResponse:
+    if body.dataset_names:  # by name (unique per tenant): NOT_FOUND for one the key cannot read
+        named = await dataset_refs(caller, svc.knowledge().catalog, body.dataset_names)
+        ids = list(dict.fromkeys([*(body.dataset_ids or ()), *named]))
+        body = body.model_copy(update={"dataset_ids": ids, "dataset_names": None})
     if body.collection_names:
         return await _search(svc, caller, body, None, collections=tuple(body.collection_names))
     return await _search(svc, caller, body, tuple(body.dataset_ids) if body.dataset_ids else None)
@@ -352,7 +394,7 @@ async def _search(
                 knobs=body.knobs(svc.settings.retrieval),
             )
             hits, datasets = found.hits, list(found.datasets)
-    by_collection = {d.collection_name: d.id for d in datasets}
+    by_collection = {d.collection_name: d for d in datasets}
     out: dict[str, Any] = {
         "datasets": [d.id for d in datasets],
         "results": [hit_out(h, by_collection, explain=body.explain) for h in hits],

@@ -1,6 +1,7 @@
 """Tenants and their API keys.
 
-    POST/GET   /api/v1/tenants                       service key only
+    POST/GET   /api/v1/tenants                       service key only (a new one gets the template's datasets)
+    GET/PUT/DELETE /api/v1/tenants/template          service key only: the datasets of every new tenant
     POST/GET   /api/v1/tenants/{id}/keys             service key, or an admin key of that tenant
     DELETE     /api/v1/tenants/{id}/keys/{key}   (its web UI sessions end with it)
 
@@ -16,13 +17,37 @@ from fastapi import APIRouter, Depends
 
 from ragd.api.auth import Caller
 from ragd.api.deps import services
-from ragd.api.kb_schemas import KeyCreate, TenantCreate, key_out, tenant_out
+from ragd.api.kb_schemas import KeyCreate, TemplateBody, TenantCreate, key_out, tenant_out
 from ragd.bootstrap import Services
+from ragd.kb import tenant_template as kb_template
 from ragd.kb import tenants as kb_tenants
 from ragd.kb import ui_sessions as kb_sessions
 
 router = APIRouter(prefix="/api/v1/tenants", tags=["tenants"])
 Svc = Annotated[Services, Depends(services)]
+
+
+@router.get("/template")
+async def get_template(caller: Caller, svc: Svc) -> dict[str, Any]:
+    """The datasets every new tenant is created with; ``custom`` false: the settings' default."""
+    return _template_out(await kb_template.get_template(svc.knowledge(), caller))
+
+
+@router.put("/template")
+async def set_template(body: TemplateBody, caller: Caller, svc: Svc) -> dict[str, Any]:
+    """Replace the template (existing tenants are not changed)."""
+    specs = [d.spec() for d in body.datasets]
+    return _template_out(await kb_template.set_template(svc.knowledge(), caller, specs))
+
+
+@router.delete("/template")
+async def reset_template(caller: Caller, svc: Svc) -> dict[str, Any]:
+    """Back to the settings' default (RAGD_TENANTS__DATASETS)."""
+    return _template_out(await kb_template.set_template(svc.knowledge(), caller, None))
+
+
+def _template_out(template: kb_template.TenantTemplate) -> dict[str, Any]:
+    return {"datasets": [d.to_json() for d in template.datasets], "custom": template.custom}
 
 
 @router.post("", status_code=201)

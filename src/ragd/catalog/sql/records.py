@@ -94,10 +94,20 @@ def file_entry(row: RowMapping) -> FileEntry:
         error_message=row["error_message"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        chunking=_file_chunking(row),
+        source_label=row["source_label"],
     )
 
 
+def _file_chunking(row: RowMapping) -> ChunkingSpec | None:
+    strategy, size, overlap = row["chunk_strategy"], row["chunk_size"], row["chunk_overlap"]
+    if strategy is None and size is None and overlap is None:
+        return None
+    return ChunkingSpec(ChunkStrategy.parse(strategy) if strategy else None, size, overlap)
+
+
 def file_values(entry: FileEntry) -> dict[str, Any]:
+    c = entry.chunking
     return {
         "id": entry.id,
         "dataset_id": entry.dataset_id,
@@ -111,6 +121,10 @@ def file_values(entry: FileEntry) -> dict[str, Any]:
         "item_key": entry.item_key,
         "error_code": entry.error_code,
         "error_message": entry.error_message,
+        "chunk_strategy": c.strategy.value if c is not None and c.strategy else None,
+        "chunk_size": c.size if c is not None else None,
+        "chunk_overlap": c.overlap if c is not None else None,
+        "source_label": entry.source_label,
     }
 
 

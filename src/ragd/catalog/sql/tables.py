@@ -98,6 +98,12 @@ files = Table(
     Column("error_message", String, nullable=True),
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
+    #: the file's own chunking over its dataset's, given at upload (None: the dataset's) (0008)
+    Column("chunk_strategy", String, nullable=True),
+    Column("chunk_size", Integer, nullable=True),
+    Column("chunk_overlap", Integer, nullable=True),
+    #: a user-given label for where the file came from (0008)
+    Column("source_label", String, nullable=True),
     Index("ix_files_dataset_id_name", "dataset_id", "name"),
     Index("ix_files_source_id_item_key", "source_id", "item_key"),
 )
@@ -248,6 +254,17 @@ audit_log = Table(
     Index("ix_audit_log_at", "at"),
     Index("ix_audit_log_actor", "actor"),
     Index("ix_audit_log_action", "action"),
+)
+
+# 0008: the datasets every new tenant is created with (issue 34 §2) ----------------------------
+
+#: one row (``id`` 1) set by the service key; no row: the settings' default (RAGD_TENANTS__DATASETS)
+tenant_template = Table(
+    "tenant_template",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("datasets", JSON, nullable=False),
+    Column("updated_at", Float, nullable=False),
 )
 
 # 0009: datasets' evaluation sets (issue 31 §2) ----------------------------------------------------

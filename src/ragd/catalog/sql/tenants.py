@@ -5,13 +5,15 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
+from collections.abc import Sequence
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import delete, insert, select, update
 
 from ragd.catalog.sql import records
 from ragd.catalog.sql.engine import Database
-from ragd.catalog.sql.tables import api_keys, tenants
-from ragd.kb_types import ApiKeyInfo, Principal, Tenant
+from ragd.catalog.sql.tables import api_keys, tenant_template, tenants
+from ragd.catalog.sql.tables import datasets as datasets_table
+from ragd.kb_types import ApiKeyInfo, Dataset, DatasetTemplate, Principal, Tenant
 
 SECRET_PREFIX = "rgd_"
 #: characters of the secret kept in clear, to tell keys apart in listings
@@ -25,11 +27,37 @@ def secret_hash(secret: str) -> str:
 class SqlTenants:
     _db: Database
 
-    async def create_tenant(self, name: str) -> Tenant:
+    async def create_tenant(self, name: str, datasets: Sequence[Dataset] = ()) -> Tenant:
         record = Tenant(id=uuid.uuid4().hex, name=name, created_at=self._db.now())
-        async with self._db.write(conflict=f"a tenant named {name!r} exists") as conn:
+        rows = [
+            {
+                "id": d.id,
+                "tenant_id": record.id,
+                "collection_name": d.collection_name,
+                "created_at": record.created_at,
+                "updated_at": record.created_at,
+                **records.dataset_values(d),
+            }
+            for d in datasets
+        ]
+        conflict = f"a tenant named {name!r} exists (or a standard dataset's name repeats)"
+        async with self._db.write(conflict=conflict) as conn:
             await conn.execute(insert(tenants).values(id=record.id, name=name, created_at=record.created_at))
+            if rows:
+                await conn.execute(insert(datasets_table), rows)
         return record
+
+    async def get_tenant_template(self) -> list[DatasetTemplate] | None:
+        async with self._db.read() as conn:
+            row = (await conn.execute(select(tenant_template.c.datasets))).first()
+        return None if row is None else [DatasetTemplate.from_json(d) for d in row[0]]
+
+    async def set_tenant_template(self, datasets: Sequence[DatasetTemplate] | None) -> None:
+        async with self._db.write() as conn:
+            await conn.execute(delete(tenant_template))
+            if datasets is not None:
+                values = {"id": 1, "datasets": [d.to_json() for d in datasets], "updated_at": self._db.now()}
+                await conn.execute(insert(tenant_template).values(**values))
 
     async def list_tenants(self) -> list[Tenant]:
         async with self._db.read() as conn:
