@@ -37,6 +37,7 @@ CALLS = {
         ("POST", "/search"),
         ("POST", "/api/v1/search"),
         ("POST", "/api/v1/datasets/d1/search"),
+        ("POST", "/api/v1/datasets/d1/eval"),
         ("POST", "/v1/chat/completions"),
         ("GET", "/v1/models"),
         ("POST", "/v1/embeddings"),
