@@ -12,6 +12,10 @@ import pytest
 
 from ragd.api.app import create_app
 from ragd.api.halves import INGESTION, RETRIEVAL, ROUTES
+from ragd.errors import IngestOnly
+from ragd.kb.reach import check_collection
+from ragd.kb.scoped_search import search_scoped_counted
+from ragd.kb_types import INGEST_ROLE, Principal
 from ragd.settings import LlmSettings, ServerSettings, Settings
 from tests.kb.conftest import SERVICE_KEY, Api, kb_settings, new_tenant
 from tests.support.live_server import LiveServer
@@ -147,3 +151,13 @@ def test_ingest_key_feeds_a_dataset_and_reads_no_chunk(
         finally:
             for api in (service, ingest, reader):
                 api.close()
+
+
+async def test_mcp_search_and_read_document_refuse_an_ingest_key_before_anything_is_read() -> None:
+    """MCP ``search`` and ``read_document`` run these two use-cases (ragd.mcp.tools): the check comes
+    first, so no catalog or store is reached (none is given here)."""
+    ingest = Principal(tenant_id="t1", role=INGEST_ROLE)
+    with pytest.raises(IngestOnly):
+        await search_scoped_counted(None, None, ingest, "zebra")  # type: ignore[arg-type]
+    with pytest.raises(IngestOnly):
+        await check_collection(None, ingest, "kb-x")  # type: ignore[arg-type]
