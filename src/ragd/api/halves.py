@@ -2,7 +2,7 @@
 deploys them: one replica ingests, others answer searches (docs/deployment.md#split-roles).
 
     ingestion   PUT /api/v1/ingest, POST /api/v1/extract, /api/v1/documents/{id}[/chunks], PUT /process,
-                a dataset's uploads, file deletes, re-index, import, source add and sync
+                a dataset's uploads and text content, file deletes, re-index, import, source add and sync
     retrieval   POST /search, /api/v1/search, /api/v1/datasets/{id}/search and …/eval, /mcp, and every
                 model or chat route (/v1/…, /embed…)
 
@@ -34,6 +34,7 @@ ROUTES: dict[str, frozenset[tuple[str, str]]] = {
             ("GET", "/api/v1/documents/{file_id}/chunks"),
             ("PUT", "/process"),
             ("POST", "/api/v1/datasets/{dataset_id}/files"),
+            ("POST", "/api/v1/datasets/{dataset_id}/content"),
             ("DELETE", "/api/v1/datasets/{dataset_id}/files/{file_id}"),
             ("POST", "/api/v1/datasets/{dataset_id}/files/{file_id}/reindex"),
             ("POST", "/api/v1/datasets/{dataset_id}/reindex"),
