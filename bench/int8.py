@@ -103,9 +103,7 @@ def speed(args: argparse.Namespace, work: Path) -> None:
     _write_corpus(scifact, args.docs, corpus)
     data = load_dataset(scifact, split="test", max_queries=args.queries)
     questions = work / "questions.json"
-    questions.write_text(
-        json.dumps([q.text for q in data.queries.values()][: args.queries]), encoding="utf-8"
-    )
+    questions.write_text(json.dumps(list(data.queries.values())[: args.queries]), encoding="utf-8")
     for precision in PRECISIONS:  # build each graph once, outside the timed rounds
         _run_worker(precision, corpus, questions, work)
     rows: dict[str, list[dict[str, float]]] = {p: [] for p in PRECISIONS}

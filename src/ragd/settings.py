@@ -121,8 +121,9 @@ class EmbeddingSettings(BaseModel):
     precision: Literal["fp32", "int8"] = Field(
         "fp32",
         description="local: int8 runs the model's dynamic int8 quantisation (made once, cached beside the"
-        " graph): ~1.8x the chunks/s of fp32 here (docs/benchmarks.md, int8); fixed when the index is"
-        " created (a change is INDEX_MISMATCH: migrate the dataset or re-index)",
+        " graph): 1.56x the ingest chunks/s of fp32 here, hybrid nDCG@10 within 0.0032 (docs/benchmarks.md,"
+        " int8); fixed when the index is created (a change is INDEX_MISMATCH: re-index, e.g. export and"
+        " import --reembed)",
     )
     languages: Annotated[tuple[str, ...], NoDecode] = Field(
         ("en",), description="languages the dense model understands (ISO 639-1); others lean on BM25"
