@@ -171,3 +171,37 @@ def test_search_knobs_on_the_command_line(
     assert set(names(HARBOUR, "--language", "de")) == {"hafen.md"}
     bad = cli.invoke(app, ["search", CAR, "--vector-weight", "2"], env={"COLUMNS": "300"})
     assert bad.exit_code == 2
+
+
+@pytest.mark.slow
+def test_search_filter_on_the_command_line(cli: CliRunner, tmp_path: Path) -> None:
+    """``ragd search --filter`` runs the one filter language; a bad one is INVALID_FILTER, exit 2."""
+    folder = tmp_path / "knobs"
+    folder.mkdir()
+    for _, name, data in FILES:
+        (folder / name).write_bytes(data)
+    assert cli.invoke(app, ["ingest", str(folder), "-c", "k"]).exit_code == 0
+
+    def names(*options: str) -> list[str]:
+        result = cli.invoke(app, ["search", HARBOUR, "-c", "k", "--json", "-k", "10", *options])
+        assert result.exit_code == 0, result.output
+        return [h["meta"]["name"] for h in json.loads(result.output)]
+
+    everything = set(names())
+    assert len(everything) > 2
+    one = sorted(everything)[0]
+    only = json.dumps({"must": [{"key": "name", "match": {"value": one}}]})
+    assert set(names("--filter", only)) == {one}
+    others = json.dumps({"must_not": [{"key": "name", "match": {"value": one}}]})
+    assert set(names("--filter", others)) == everything - {one}
+    assert names("--filter", json.dumps({"must": [{"key": "tags", "match": {"value": "none"}}]})) == []
+
+    bad = cli.invoke(app, ["search", HARBOUR, "-c", "k", "--filter", '{"must": [{"key": "colour"}]}'])
+    assert bad.exit_code == 2
+    assert "INVALID_FILTER: --filter.must[0].key: unknown key 'colour'" in bad.stderr
+    broken = cli.invoke(app, ["search", HARBOUR, "-c", "k", "--filter", "{must"])
+    assert broken.exit_code == 2
+    assert "INVALID_FILTER: --filter: not JSON" in broken.stderr
+    evaluated = cli.invoke(app, ["eval", str(tmp_path), "--filter", '{"must": 1}'])
+    assert evaluated.exit_code == 2
+    assert "INVALID_FILTER: --filter.must: must be a list" in evaluated.stderr

@@ -28,6 +28,8 @@ exception handler and the CLI prints ``code: message``.
     │   ├── InvalidText (INVALID_TEXT, 422)              a lone surrogate or a NUL in a request's text
     │   ├── BackupInvalid (BACKUP_INVALID, 422)          a backup is incomplete, corrupt or not ragd's
     │   ├── InvalidSchedule (INVALID_SCHEDULE, 422)      a source schedule that cannot be read
+    │   ├── InvalidFilter (INVALID_FILTER, 422)          a search filter that cannot be read
+    │   ├── InvalidMetadata (INVALID_METADATA, 422)      a file's tags or fields that cannot be stored
     │   ├── ArchiveInvalid (ARCHIVE_INVALID, 422)        a dataset archive to import is corrupt or unsafe
     │   ├── InvalidEvalQuery (INVALID_EVAL_QUERY, 422)   a labelled query that cannot be stored
     │   ├── EvalSetFull (EVALSET_FULL, 409)              a dataset's evaluation set holds its maximum
@@ -220,6 +222,23 @@ class InvalidSchedule(InvalidRequest):
     time zone."""
 
     code = "INVALID_SCHEDULE"
+    http_status = 422
+
+
+class InvalidFilter(InvalidRequest):
+    """A search filter ragd cannot run: not the documented shape, an unknown key, a value of the
+    wrong type, too deep or too large.  The message names the field path (``filter.must[0].key``)."""
+
+    code = "INVALID_FILTER"
+    http_status = 422
+
+
+class InvalidMetadata(InvalidRequest):
+    """A file's user metadata ragd cannot store: a tag or field name outside the pattern, too many
+    tags or fields, a value too long or of no supported type, a field whose type differs from the
+    one it has in the dataset.  The message names the tag or field."""
+
+    code = "INVALID_METADATA"
     http_status = 422
 
 

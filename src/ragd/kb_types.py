@@ -174,6 +174,33 @@ class FileStatus(ParsedEnum):
     FAILED = "failed"
 
 
+#: a user metadata field's value: a string, a number, a boolean, or a date (kept as a canonical
+#: UTC ISO-8601 string, ``2024-05-01T00:00:00Z``; its type is the dataset's record of the field)
+FieldValue = str | int | float | bool
+
+
+class FieldType(ParsedEnum):
+    """The type of a user metadata field, the same for every file of a dataset."""
+
+    STRING = "string"
+    NUMBER = "number"
+    BOOLEAN = "boolean"
+    DATE = "date"
+
+
+@dataclass(frozen=True, slots=True)
+class FileMetadata:
+    """A file's user metadata (docs/knowledge-bases.md#metadata), copied into each of its chunks'
+    payload as ``meta.tags`` and ``meta.fields`` (a change needs no re-embedding)."""
+
+    tags: tuple[str, ...] = ()
+    fields: Mapping[str, FieldValue] = field(default_factory=dict)
+
+    def payload(self) -> dict[str, Any]:
+        """The chunk ``meta`` keys this metadata sets (both always: a cleared one is emptied)."""
+        return {"tags": list(self.tags), "fields": dict(self.fields)}
+
+
 @dataclass(frozen=True, slots=True)
 class FileEntry:
     """One file of a dataset; ``id`` is the store's ``meta.file_id``."""
@@ -198,6 +225,8 @@ class FileEntry:
     chunking: ChunkingSpec | None = None
     #: a user-given label for where it came from (an upload's ``source_label``); None: none
     source_label: str | None = None
+    #: user metadata (tags, typed fields); written only by ``set_file_metadata``, never by put_file
+    metadata: FileMetadata = field(default_factory=FileMetadata)
 
 
 class DatasetState(ParsedEnum):

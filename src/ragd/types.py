@@ -363,10 +363,64 @@ class SearchKnobs:
     rerank: str | None = None
     #: HNSW search depth of the dense search (higher: better recall, slower); None: the store's
     hnsw_ef: int | None = None
+    #: the user's filter expression (docs/knowledge-bases.md#filters), ANDed with the search's scope
+    where: MetaFilter | None = None
 
     @property
     def diversifies(self) -> bool:
         return self.diversity > 0 or self.max_per_file is not None or self.near_duplicates is not None
+
+
+#: a value a filter matches exactly: a keyword, an integer or a boolean
+MatchScalar = str | int | bool
+
+
+@dataclass(frozen=True, slots=True)
+class MatchCondition:
+    """``key`` holds one of ``values`` (a list-valued key such as ``tags``: any element does).
+
+    ``key`` is a filter key (docs/knowledge-bases.md#filters): ``tags``, ``fields.<name>`` or a
+    built-in (``language``, ``file_id``, ``name``, ``source``, ``collection``); the store's
+    payload module maps it onto the payload."""
+
+    key: str
+    values: tuple[MatchScalar, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RangeCondition:
+    """``key`` holds a number (``dates`` False) or an ISO-8601 date/datetime (``dates`` True)
+    within the bounds given; a point without the key does not match."""
+
+    key: str
+    gt: float | str | None = None
+    gte: float | str | None = None
+    lt: float | str | None = None
+    lte: float | str | None = None
+    dates: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EmptyCondition:
+    """``key`` is absent, null or an empty list (``empty`` True: ``is_empty``), or holds a value
+    (``empty`` False: ``exists``)."""
+
+    key: str
+    empty: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MetaFilter:
+    """A user's filter expression, store-independent: every ``must`` holds, at least one ``should``
+    holds (when there are any), no ``must_not`` holds.  Parsed and bounded by
+    :func:`ragd.retrieve.filters.parse_filter`; adapters translate it."""
+
+    must: tuple[FilterNode, ...] = ()
+    should: tuple[FilterNode, ...] = ()
+    must_not: tuple[FilterNode, ...] = ()
+
+
+FilterNode = MatchCondition | RangeCondition | EmptyCondition | MetaFilter
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,6 +437,8 @@ class PointFilter:
     languages: tuple[str, ...] | None = None
     #: chunks whose position in their file (``meta.split_id``) lies in ``[first, last]``
     split_ids: tuple[int, int] | None = None
+    #: a user's filter expression, ANDed with every field above (it can only narrow them)
+    where: MetaFilter | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -135,3 +135,30 @@ def test_the_chat_proxy_drops_near_duplicates_by_default(live: LiveServer, upstr
     sources = chat_sources(live, upstream, NOTICE)
     assert len({"notice.md", "notice-copy.md"} & set(sources)) == 1, sources
     upstream.verify()
+
+
+def test_the_chat_proxy_takes_the_same_filter_as_search(live: LiveServer, upstream: ScriptedServer) -> None:
+    """``rag_filter`` is the filter language of ``POST /search``'s ``filter``: the same sources."""
+    flt = {"must_not": [{"key": "name", "match": {"any": ["tariffs.md", "ledger.md"]}}]}
+    searched = search(live, HARBOUR, k=4, filter=flt)
+    assert searched
+    assert not {"tariffs.md", "ledger.md"} & set(searched)
+    sources = chat_sources(live, upstream, HARBOUR, rag_filter=flt)
+    assert sources[0] == searched[0]  # the chat's own defaults (near-duplicates, caps) shape the tail
+    assert not {"tariffs.md", "ledger.md"} & set(sources)
+    assert {"tariffs.md", "ledger.md"} & set(chat_sources(live, upstream, HARBOUR)), "the filter narrowed"
+    sent = json.loads(upstream.requests_to("POST", "/v1/chat/completions")[-1].body)
+    assert "rag_filter" not in sent, "ragd's own fields are not sent upstream"
+
+    bad = {
+        "model": "rag/kb",
+        "messages": [{"role": "user", "content": HARBOUR}],
+        "rag_filter": {"must": [{}]},
+    }
+    response = httpx.post(f"{live.url}/v1/chat/completions", json=bad, headers=AUTH, timeout=60)
+    assert response.status_code == 422, response.text
+    assert "INVALID_FILTER" in response.text
+    assert "rag_filter.must[0]: a condition needs a key" in response.text
+    nothing = search(live, HARBOUR, filter={"must": [{"key": "name", "match": {"value": "nope.md"}}]})
+    assert nothing == []
+    upstream.verify()

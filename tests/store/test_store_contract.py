@@ -35,6 +35,7 @@ INDEXED = {
     "meta.disabled": ("bool", False),
     "meta.languages": ("keyword", False),
     "meta.split_id": ("integer", False),
+    "meta.tags": ("keyword", False),
 }
 
 

@@ -76,6 +76,7 @@ def test_the_tenant_key_is_the_only_tenant_index() -> None:
         ("meta.disabled", "bool", False),
         ("meta.languages", "keyword", False),
         ("meta.split_id", "integer", False),
+        ("meta.tags", "keyword", False),
     ]
     pl.require_indexed("meta.file_id")
     with pytest.raises(InvalidRequest, match="valid keys"):

@@ -315,3 +315,32 @@ def test_the_query_field_holds_the_servers_limit_and_a_refused_query_says_why(
     status.filter(has_text="INVALID_REQUEST").wait_for()
     assert "2000 characters" in status.inner_text()
     assert "error" in (status.get_attribute("class") or "")
+
+
+def test_a_filter_narrows_the_hits_and_one_that_matches_nothing_says_so(
+    page: Any, ui_server: LiveServer, corpus: dict[str, Any]
+) -> None:
+    sign_in(page, ui_server.url, SERVICE_KEY)
+    page.goto(f"{ui_server.url}/ui/#/sandbox")
+    page.get_by_role("checkbox", name="handbook").wait_for()
+    only = '{"must": [{"key": "name", "match": {"value": "orchard.md"}}]}'
+    page.locator(".knobs-a").get_by_label("Filter (JSON)").fill(only)
+    search(page, FACT)
+    files = {hit(page, 1).get_attribute("data-file")} | {
+        li.get_attribute("data-file") for li in page.locator("li.hit").all()
+    }
+    assert files == {"orchard.md"}
+    page.get_by_text(re.compile(r"The filter admits \d+ chunks?\.")).wait_for()
+    assert "f=%7B" in page.url  # the filter is part of the link
+
+    page.locator(".knobs-a").get_by_label("Filter (JSON)").fill(
+        '{"must": [{"key": "tags", "match": {"value": "none"}}]}'
+    )
+    page.get_by_role("button", name="Search", exact=True).click()
+    page.get_by_text("The filter matched no chunks").wait_for()
+    assert page.locator("li.hit").count() == 0
+
+    page.locator(".knobs-a").get_by_label("Filter (JSON)").fill('{"must": [{"key": "colour"}]}')
+    page.get_by_role("button", name="Search", exact=True).click()
+    page.locator(".sandbox-status.error").filter(has_text="INVALID_FILTER").wait_for()
+    assert "unknown key 'colour'" in page.locator(".sandbox-status").inner_text()

@@ -93,6 +93,10 @@ class UploadForm(BaseModel):
     source_label: str | None = Field(
         None, max_length=200, description="where the files came from (listings and hits' metadata)"
     )
+    tags: str | None = Field(None, description='the files\' tags: a JSON list (["a", "b"]) or "a, b"')
+    fields: str | None = Field(
+        None, description='the files\' fields as a JSON object ({"customer": "acme", "year": 2024})'
+    )
 
 
 class ContentCreate(_Body):
@@ -119,7 +123,14 @@ class ArchiveForm(BaseModel):
 
 
 class FileUpdate(_Body):
-    enabled: bool
+    enabled: bool | None = Field(None, description="false: the file leaves search (its chunks kept)")
+    tags: list[Any] | None = Field(
+        None, description="replaces the file's tags (strings of 1-64 characters, at most 32)"
+    )
+    fields: dict[str, Any] | None = Field(
+        None,
+        description="sets each named field (string, number, boolean or ISO-8601 date); null removes one",
+    )
 
 
 class SourceCreate(_Body):
@@ -260,6 +271,8 @@ def file_out(f: FileEntry) -> dict[str, Any]:
         "source_id": f.source_id,
         "item_key": f.item_key,
         "source_label": f.source_label,
+        "tags": list(f.metadata.tags),
+        "fields": dict(f.metadata.fields),
         "chunking": _chunking_out(f.chunking) if f.chunking is not None else None,
         "error": {"code": f.error_code, "message": f.error_message} if f.error_code else None,
         "created_at": f.created_at,

@@ -23,7 +23,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from ragd.answer.links import source_title, source_url
 from ragd.answer.records import AnswerEnd, Usage
-from ragd.api.schemas import COLLECTION_PATTERN, LanguageCode, RerankChoice
+from ragd.api.schemas import COLLECTION_PATTERN, FilterField, LanguageCode, RerankChoice
 from ragd.types import Citation
 
 SNIPPET_CHARS = 300
@@ -121,6 +121,7 @@ class ChatCompletionBody(ModelField):
         None, max_length=20, description="only sources in one of these languages (ISO 639-1 codes)"
     )
     rag_rerank: RerankChoice = None
+    rag_filter: FilterField = None
 
     @property
     def include_usage(self) -> bool:

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ragd.retrieve.filters import parse_filter
 from ragd.settings import RetrievalSettings
 from ragd.types import SearchKnobs
 
@@ -76,6 +77,19 @@ def rerank_choice(value: bool | str | None) -> str | None:
     return value.strip().lower()[:64]
 
 
+#: A user's filter expression, parsed by :func:`ragd.retrieve.filters.parse_filter` (not by
+#: pydantic: its errors are INVALID_FILTER naming the field path, the same on every surface).
+FilterField = Annotated[
+    Any,
+    Field(
+        description='a filter expression: {"must": [...], "should": [...], "must_not": [...]} of '
+        'conditions such as {"key": "tags", "match": {"value": "invoice"}} or {"key": "fields.year", '
+        '"range": {"gte": 2020}} (docs/knowledge-bases.md#filters); ANDed with the search\'s scope',
+        json_schema_extra={"type": "object"},
+    ),
+]
+
+
 #: A relevance floor on a search request (``POST /search`` and the dataset search), alias score_threshold.
 MinScore = Annotated[
     float | None,
@@ -110,6 +124,7 @@ class KnobFields(BaseModel):
         description="only chunks in one of these languages (ISO 639-1 codes, meta.languages)",
     )
     rerank: RerankChoice = None
+    filter: FilterField = None
     hnsw_ef: int | None = Field(
         None,
         ge=4,
@@ -120,7 +135,8 @@ class KnobFields(BaseModel):
     )
 
     def knobs(self, defaults: RetrievalSettings) -> SearchKnobs:
-        """This body's knobs, settings filling what it leaves out."""
+        """This body's knobs, settings filling what it leaves out; a bad ``filter`` is
+        INVALID_FILTER (422) naming its field path."""
         return SearchKnobs(
             min_score=defaults.min_score if self.min_score is None else self.min_score,
             vector_weight=self.vector_weight,
@@ -128,6 +144,7 @@ class KnobFields(BaseModel):
             max_per_file=self.max_per_file,
             languages=tuple(dict.fromkeys(self.languages or ())),
             rerank=rerank_choice(self.rerank),
+            where=parse_filter(self.filter),
             hnsw_ef=self.hnsw_ef,
         )
 
@@ -188,6 +205,11 @@ class IngestJson(BaseModel):
     force: bool = Field(False, description="re-index even when the file's bytes are unchanged")
     s3_bucket: str | None = Field(None, max_length=255)
     s3_key: str | None = Field(None, max_length=1024)
+    metadata: dict[str, Any] | None = Field(
+        None,
+        description='ragd extension: the file\'s user metadata {"tags": [...], "fields": {...}}, copied into '
+        "every chunk's meta.tags and meta.fields (docs/knowledge-bases.md#metadata)",
+    )
 
     @model_validator(mode="after")
     def _s3_ref(self) -> IngestJson:
@@ -219,6 +241,9 @@ class IngestForm(BaseModel):
     user_id: str
     overwrite: str = Field("true", description="true/1/yes/y or false/0/no/n")
     force: str = Field("false", description="true: re-index even when the file's bytes are unchanged")
+    metadata: str | None = Field(
+        None, description='ragd extension: JSON {"tags": [...], "fields": {...}}, the file\'s user metadata'
+    )
 
 
 class ExtractForm(BaseModel):

@@ -22,7 +22,9 @@ from ragd.kb_types import (
     DatasetStats,
     DatasetTemplate,
     EvalQuery,
+    FieldType,
     FileEntry,
+    FileMetadata,
     ItemStage,
     Job,
     JobItem,
@@ -116,6 +118,18 @@ class FileRepo(Protocol):
         ...
 
     async def delete_file(self, file_id: str) -> None: ...
+
+    async def field_types(self, dataset_id: str) -> dict[str, FieldType]:
+        """Each user metadata field's type in the dataset's files (none: an unknown dataset)."""
+        ...
+
+    async def set_file_metadata(
+        self, file_id: str, metadata: FileMetadata, types: Mapping[str, FieldType]
+    ) -> FileEntry:
+        """Replace a file's tags and fields and record ``types`` in its dataset, in one
+        transaction: a field of another type than the dataset recorded is InvalidMetadata, nothing
+        written; NotFound when there is no such file.  ``put_file`` never writes metadata."""
+        ...
 
 
 class SourceRepo(Protocol):

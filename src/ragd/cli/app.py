@@ -32,7 +32,7 @@ from ragd.cli.remote import RemoteIndex, ingest_many
 from ragd.cli.runner import console, err_console, load_settings, run_or_exit
 from ragd.cli.server_record import ServerRecord, remove_record, server_url, write_record
 from ragd.cli.sources import sources_app
-from ragd.errors import Conflict, RagError
+from ragd.errors import Conflict, InvalidFilter, RagError
 from ragd.evaluation.beir import load_dataset
 from ragd.evaluation.runner import evaluate_mode, index_dataset
 from ragd.ingest.batch import ingest_files
@@ -40,9 +40,10 @@ from ragd.ingest.inventory import Inventory, inventory
 from ragd.ingest.removal import RemovedFile, prune_missing, remove_collection, remove_file
 from ragd.ingest.sources import collect
 from ragd.observe.logging import configure_logging
+from ragd.retrieve.filters import parse_filter_json
 from ragd.retrieve.pipeline import PipelineRequest
 from ragd.settings import Settings
-from ragd.types import Hit, IndexManifest, IngestReport, IngestStatus, SearchKnobs, SearchMode
+from ragd.types import Hit, IndexManifest, IngestReport, IngestStatus, MetaFilter, SearchKnobs, SearchMode
 
 app = typer.Typer(
     name="ragd",
@@ -183,6 +184,23 @@ Rerank = Annotated[
 Floor = Annotated[
     float | None, typer.Option("--min-score", min=0.0, max=1.0, help="drop hits below this relevance")
 ]
+FilterText = Annotated[
+    str | None,
+    typer.Option(
+        "--filter",
+        help="a filter expression as JSON, e.g. "
+        '\'{"must": [{"key": "tags", "match": {"value": "invoice"}}]}\' (docs/knowledge-bases.md#filters)',
+    ),
+]
+
+
+def _where(text: str | None) -> MetaFilter | None:
+    """``--filter``'s expression; a bad one exits 2 with INVALID_FILTER, like any RagError."""
+    try:
+        return parse_filter_json(text, "--filter")
+    except InvalidFilter as exc:
+        err_console.print(f"[red]error[/red] {exc.code}: {exc}")
+        raise typer.Exit(2) from exc
 
 
 @app.command()
@@ -197,6 +215,7 @@ def search(
     language: Languages = None,
     rerank: Rerank = None,
     min_score: Floor = None,
+    filter_text: FilterText = None,
     explain: Annotated[bool, typer.Option("--explain", help="show dense/sparse/fused scores")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
     data_dir: DataDir = None,
@@ -215,6 +234,7 @@ def search(
         max_per_file=max_per_file,
         languages=tuple(dict.fromkeys(code.lower() for code in language or ())),
         rerank=None if rerank is None else rerank.lower(),
+        where=_where(filter_text),
     )
 
     async def job(services: Services) -> list[Hit]:
@@ -222,7 +242,8 @@ def search(
         return list((await services.pipeline.run(request)).hits)
 
     async def through(remote: RemoteIndex) -> list[Hit]:
-        return await remote.search(query, names, k=k, mode=parsed, knobs=knobs)
+        raw = json.loads(filter_text) if knobs.where is not None and filter_text else None
+        return await remote.search(query, names, k=k, mode=parsed, knobs=knobs, filter_json=raw)
 
     record = via_server(settings)
     hits = _remote(settings, record, through) if record else _run(settings, job)
@@ -267,6 +288,7 @@ def evaluate(
     diversity: Diversity = 0.0,
     max_per_file: PerFile = None,
     rerank: Rerank = None,
+    filter_text: FilterText = None,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output on stdout")] = False,
     data_dir: Annotated[
         Path | None, typer.Option("--data-dir", help="index folder (default: DATA_DIR/eval)")
@@ -322,6 +344,7 @@ def evaluate(
         diversity=diversity,
         max_per_file=max_per_file,
         rerank=None if rerank is None else rerank.lower(),
+        where=_where(filter_text),
     )
     shown = err_console if as_json else console  # stdout stays JSON
 

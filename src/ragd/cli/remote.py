@@ -71,9 +71,17 @@ class RemoteIndex:
         await self._client.aclose()
 
     async def search(
-        self, query: str, collections: Sequence[str], *, k: int, mode: SearchMode, knobs: SearchKnobs
+        self,
+        query: str,
+        collections: Sequence[str],
+        *,
+        k: int,
+        mode: SearchMode,
+        knobs: SearchKnobs,
+        filter_json: object = None,
     ) -> list[Hit]:
-        """``POST /api/v1/search`` over ``collections`` (the service key's reach), explained."""
+        """``POST /api/v1/search`` over ``collections`` (the service key's reach), explained;
+        ``filter_json``: the user's filter expression as given (the server parses it again)."""
         body = {
             "query": query,
             "collection_names": list(collections),
@@ -86,6 +94,7 @@ class RemoteIndex:
             "max_per_file": knobs.max_per_file,
             "languages": list(knobs.languages) or None,
             "rerank": knobs.rerank,
+            "filter": filter_json,
         }
         data = await self._json("POST", "/api/v1/search", json=body)
         return [_hit(row) for row in data["results"]]

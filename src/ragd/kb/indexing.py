@@ -13,7 +13,7 @@ from ragd.kb.grants import refuse_disabled
 from ragd.kb.quota import storage_check
 from ragd.kb_types import ChunkingSpec, Dataset, FileEntry, FileStatus
 from ragd.sources.base import SourceItem
-from ragd.types import Blob, Document, FileRef
+from ragd.types import Blob, Document, FileRef, PointFilter
 
 #: file ids of source items derive from (source, key): a re-sync finds the same file
 SOURCE_ITEMS = uuid.UUID("6f1c1a52-61f3-4d8e-9b8e-2d1f3c0a7a11")
@@ -27,6 +27,7 @@ def file_ref(dataset: Dataset, entry: FileEntry) -> FileRef:
     extra: dict[str, object] = {"dataset_id": dataset.id, "tenant_id": dataset.tenant_id}
     if entry.source_label:
         extra["source_label"] = entry.source_label
+    extra.update(entry.metadata.payload())  # meta.tags and meta.fields (user metadata)
     return FileRef(
         file_id=entry.id,
         collection_name=dataset.collection_name,
@@ -70,6 +71,12 @@ async def index_content(
             replace(entry, status=FileStatus.FAILED, error_code=exc.code, error_message=str(exc)[:2000])
         )
         raise
+    fresh = await ctx.catalog.get_file(entry.id)
+    if fresh is not None and fresh.metadata != entry.metadata:  # changed while it was indexed
+        await ctx.store.set_meta(
+            PointFilter(collection_names=(dataset.collection_name,), file_id=entry.id),
+            fresh.metadata.payload(),
+        )
     await ctx.catalog.put_file(
         replace(
             entry,

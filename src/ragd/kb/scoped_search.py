@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from ragd.errors import InvalidRequest
 from ragd.kb.access import readable_datasets, require_chunk_reader
 from ragd.kb.context import KbContext
-from ragd.kb.search import MAX_QUERY_CHARS, search_datasets
+from ragd.kb.search import MAX_QUERY_CHARS, ScopedHits, filter_matched, search_datasets
 from ragd.kb_types import Principal
 from ragd.retrieve.pipeline import PipelineRequest, Searcher
 from ragd.types import Hit, PointFilter, SearchKnobs, SearchMode
@@ -43,15 +43,45 @@ async def search_scoped(
     knobs: SearchKnobs | None = None,
     deadline_s: float | None = None,
 ) -> tuple[Hit, ...]:
+    found = await search_scoped_counted(
+        ctx,
+        searcher,
+        principal,
+        query,
+        collections=collections,
+        dataset_ids=dataset_ids,
+        k=k,
+        mode=mode,
+        knobs=knobs,
+        deadline_s=deadline_s,
+    )
+    return found.hits
+
+
+async def search_scoped_counted(
+    ctx: KbContext,
+    searcher: Searcher,
+    principal: Principal,
+    query: str,
+    *,
+    collections: Sequence[str] = (),
+    dataset_ids: Sequence[str] = (),
+    k: int = 5,
+    mode: SearchMode = SearchMode.HYBRID,
+    knobs: SearchKnobs | None = None,
+    deadline_s: float | None = None,
+) -> ScopedHits:
+    """:func:`search_scoped`, with ``filter_matched`` (a filter's count over what was searched)."""
     require_chunk_reader(principal)
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidRequest(f"a query is at most {MAX_QUERY_CHARS} characters")
     named = bool(collections or dataset_ids)
+    where = knobs.where if knobs is not None else None
     if not principal.is_service or (dataset_ids and not collections):
         ids = await _dataset_ids(ctx, principal, collections, dataset_ids)
-        if named and not ids:
-            return ()  # nothing named is readable: never widen to "everything"
-        found = await search_datasets(
+        if named and not ids:  # nothing named is readable: never widen to "everything"
+            return ScopedHits((), (), await filter_matched(ctx, (), where))
+        return await search_datasets(
             ctx,
             searcher,
             principal,
@@ -62,7 +92,6 @@ async def search_scoped(
             deadline_s=deadline_s,
             knobs=knobs,
         )
-        return found.hits
     names = list(collections)
     if dataset_ids:
         names += [
@@ -70,8 +99,9 @@ async def search_scoped(
         ]
     if not names:
         names = list(await ctx.store.facet(COLLECTION_KEY, PointFilter(), limit=MAX_COLLECTIONS))
-    if not names or not query.strip():
-        return ()
+    matched = await filter_matched(ctx, names, where)
+    if not names or not query.strip() or matched == 0:
+        return ScopedHits((), (), matched)
     request = PipelineRequest(
         collections=tuple(dict.fromkeys(names)),
         queries=(query,),
@@ -80,7 +110,7 @@ async def search_scoped(
         deadline_s=deadline_s,
         knobs=knobs or SearchKnobs(),
     )
-    return (await searcher.run(request)).hits
+    return ScopedHits((), (await searcher.run(request)).hits, matched)
 
 
 async def _dataset_ids(

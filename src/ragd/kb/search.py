@@ -16,7 +16,7 @@ from ragd.kb.access import readable_datasets, require_chunk_reader
 from ragd.kb.context import KbContext
 from ragd.kb_types import Dataset, Principal
 from ragd.retrieve.pipeline import PipelineRequest, Searcher
-from ragd.types import Hit, SearchKnobs, SearchMode
+from ragd.types import Hit, MetaFilter, PointFilter, SearchKnobs, SearchMode
 
 MAX_QUERY_CHARS = 2000
 
@@ -25,6 +25,18 @@ MAX_QUERY_CHARS = 2000
 class ScopedHits:
     datasets: tuple[Dataset, ...]
     hits: tuple[Hit, ...]
+    #: with a filter: how many chunks of the searched datasets it admits (0: "matched nothing")
+    filter_matched: int | None = None
+
+
+async def filter_matched(ctx: KbContext, collections: Sequence[str], where: MetaFilter | None) -> int | None:
+    """How many chunks of ``collections`` the user's filter admits (an exact count, the same filter
+    the search ran with, scope ANDed); None without a filter.  Disabled files' chunks count too."""
+    if where is None:
+        return None
+    if not collections:
+        return 0
+    return await ctx.store.count(PointFilter(collection_names=tuple(dict.fromkeys(collections)), where=where))
 
 
 async def search_datasets(
@@ -43,9 +55,10 @@ async def search_datasets(
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidRequest(f"a query is at most {MAX_QUERY_CHARS} characters")
     datasets = await readable_datasets(principal, ctx.catalog, dataset_ids)
-    if not datasets or not query.strip():
-        return ScopedHits(tuple(datasets), ())
     knobs = knobs or SearchKnobs()
+    matched = await filter_matched(ctx, [d.collection_name for d in datasets], knobs.where)
+    if not datasets or not query.strip() or matched == 0:
+        return ScopedHits(tuple(datasets), (), matched)
     if knobs.rerank is None:
         knobs = replace(knobs, rerank=datasets_reranker(datasets))
     request = PipelineRequest(
@@ -57,7 +70,7 @@ async def search_datasets(
         knobs=knobs,
     )
     result = await searcher.run(request)
-    return ScopedHits(tuple(datasets), result.hits)
+    return ScopedHits(tuple(datasets), result.hits, matched)
 
 
 def datasets_reranker(datasets: Sequence[Dataset]) -> str | None:

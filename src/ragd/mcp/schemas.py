@@ -8,7 +8,7 @@ both as structured content and as their JSON text.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -44,6 +44,12 @@ class SearchArgs(_Args):
     k: int = Field(5, ge=1, le=50, description="how many hits")
     mode: Literal["hybrid", "dense", "sparse"] = Field("hybrid", description="retrieval mode")
     min_score: float = Field(0.0, ge=0.0, le=1.0, description="drop hits whose relevance is below this")
+    filter: dict[str, Any] | None = Field(
+        None,
+        description='a filter expression: {"must": [...], "should": [...], "must_not": [...]} of conditions '
+        'such as {"key": "tags", "match": {"value": "invoice"}} or {"key": "fields.year", "range": '
+        '{"gte": 2020}}; keys: tags, fields.<name>, language, file_id, name, source, collection',
+    )
 
 
 class ListCollectionsArgs(_Args):
@@ -117,6 +123,8 @@ class HitView(BaseModel):
 class SearchResult(BaseModel):
     query: str
     hits: list[HitView]
+    #: with a filter: how many chunks of what was searched it admitted (0: it matched nothing)
+    filter_matched: int | None = None
 
 
 class DatasetView(BaseModel):

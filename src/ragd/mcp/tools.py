@@ -1,6 +1,6 @@
 """The tools an agent gets: each parses its arguments, calls one use-case, and shapes the result.
 
-    search           -> kb.scoped_search.search_scoped  (the one search pipeline)
+    search           -> kb.scoped_search.search_scoped_counted  (the one search pipeline)
     list_collections -> kb.reach.list_reach
     read_document    -> kb.reach.check_collection, then answer.documents.read_document
     add_text         -> kb.quick_add.add_text           (writers only)
@@ -24,7 +24,7 @@ from ragd.kb.access import dataset_refs
 from ragd.kb.datasets import list_datasets
 from ragd.kb.quick_add import Target, add_text, add_url
 from ragd.kb.reach import check_collection, list_reach
-from ragd.kb.scoped_search import search_scoped
+from ragd.kb.scoped_search import search_scoped_counted
 from ragd.kb_types import Principal, RateSurface
 from ragd.mcp.schemas import (
     AddResult,
@@ -38,13 +38,14 @@ from ragd.mcp.schemas import (
     SearchArgs,
     SearchResult,
 )
+from ragd.retrieve.filters import parse_filter
 from ragd.types import SearchKnobs, SearchMode
 
 
 async def search(svc: Services, caller: Principal, args: SearchArgs) -> SearchResult:
     await svc.check_rate(caller, RateSurface.SEARCH)  # the key's searches per minute, as on /search
     kb = svc.knowledge()
-    hits = await search_scoped(
+    found = await search_scoped_counted(
         kb,
         svc.pipeline,
         caller,
@@ -53,11 +54,12 @@ async def search(svc: Services, caller: Principal, args: SearchArgs) -> SearchRe
         dataset_ids=await dataset_refs(caller, kb.catalog, args.datasets or ()),  # ids or names
         k=args.k,
         mode=SearchMode.parse(args.mode),
-        knobs=SearchKnobs(min_score=args.min_score),
+        knobs=SearchKnobs(min_score=args.min_score, where=parse_filter(args.filter)),
         deadline_s=svc.settings.server.search_timeout_s,
     )
-    names = {d.collection_name: d.name for d in await list_datasets(kb, caller)} if hits else {}
-    return SearchResult(query=args.query, hits=[HitView.of(n, hit, names) for n, hit in enumerate(hits, 1)])
+    names = {d.collection_name: d.name for d in await list_datasets(kb, caller)} if found.hits else {}
+    hits = [HitView.of(n, hit, names) for n, hit in enumerate(found.hits, 1)]
+    return SearchResult(query=args.query, hits=hits, filter_matched=found.filter_matched)
 
 
 async def list_collections(svc: Services, caller: Principal, _args: ListCollectionsArgs) -> CollectionsResult:

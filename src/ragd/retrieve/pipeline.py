@@ -203,6 +203,7 @@ class SearchPipeline:
                     vector_weight=request.knobs.vector_weight,
                     languages=request.knobs.languages,
                     hnsw_ef=request.knobs.hnsw_ef,
+                    where=request.knobs.where,
                 )
             )
         self._metrics.candidates_fetched.observe(len(hits))

@@ -40,7 +40,16 @@ from ragd.retrieve.ranking import (
 from ragd.retrieve.relevance import Evidence, evidence_for, with_cosines, with_relevance
 from ragd.settings import RetrievalSettings
 from ragd.store.base import InProcessSearch, VectorStore
-from ragd.types import DenseVector, FusionParams, Hit, PointFilter, SearchMode, SparseVector, StoreQuery
+from ragd.types import (
+    DenseVector,
+    FusionParams,
+    Hit,
+    MetaFilter,
+    PointFilter,
+    SearchMode,
+    SparseVector,
+    StoreQuery,
+)
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +80,8 @@ class SearchRequest:
     languages: tuple[str, ...] = ()
     #: the dense search's HNSW ef (None: the store's setting)
     hnsw_ef: int | None = None
+    #: the user's filter expression (:mod:`ragd.retrieve.filters`), ANDed with ``collections``
+    where: MetaFilter | None = None
 
 
 class Retriever:
@@ -153,7 +164,9 @@ class Retriever:
 
         def store_query(dense_vec: DenseVector | None) -> StoreQuery:
             return StoreQuery(
-                filter=PointFilter(collection_names=collections, languages=request.languages or None),
+                filter=PointFilter(
+                    collection_names=collections, languages=request.languages or None, where=request.where
+                ),
                 limit=result_limit(want, depth),
                 dense=dense_vec,
                 sparse=sparse_vec,

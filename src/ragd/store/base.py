@@ -6,9 +6,10 @@ layout (``content`` + ``meta``) is a contract of its own: see ``payload.py``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
+from ragd.store.payload import PayloadIndex
 from ragd.types import Hit, IndexManifest, PointFilter, StoredChunk, StoreQuery
 
 
@@ -39,6 +40,17 @@ class VectorStore(Protocol):
         """Set ``meta.disabled`` on the matching points, keeping their other meta keys and
         their vectors (no re-embedding); returns how many points matched.  An empty filter
         is refused (it would touch every point)."""
+        ...
+
+    async def set_meta(self, flt: PointFilter, values: Mapping[str, Any]) -> int:
+        """Replace the ``meta`` keys in ``values`` (a file's ``tags`` and ``fields``) on the
+        matching points, keeping their other meta keys and their vectors (no re-embedding);
+        returns how many points matched.  An empty filter is refused."""
+        ...
+
+    async def ensure_index(self, index: PayloadIndex) -> bool:
+        """Create a payload index unless the key has one (of any type); True when it was created.
+        Indexes the points already there (blocking work runs off the event loop)."""
         ...
 
     async def count(self, flt: PointFilter) -> int: ...

@@ -20,7 +20,7 @@ import logging
 import os
 import shutil
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -61,10 +61,14 @@ from ragd.store.search_plan import (
 )
 from ragd.store.tuning import IndexTuning
 from ragd.types import (
+    EmptyCondition,
+    FilterNode,
     FusionMethod,
     Hit,
     IndexManifest,
+    MetaFilter,
     PointFilter,
+    RangeCondition,
     SearchMode,
     SparseVector,
     StoredChunk,
@@ -259,6 +263,23 @@ class EdgeStore:
 
         write = functools.partial(self._disabled.disabling, run) if disabled else run
         return await self._run(_engine_call(write, "set_disabled"))
+
+    async def ensure_index(self, index: pl.PayloadIndex) -> bool:
+        shard = self._require_shard()
+        return await self._run(_engine_call(lambda: _ensure_index(shard, index), f"index {index.key}"))
+
+    async def set_meta(self, flt: PointFilter, values: Mapping[str, Any]) -> int:
+        shard = self._require_shard()
+        edge_filter = _edge_must(pl.scoped_plan(flt, "set metadata"))
+        key, payload = pl.meta_update(values)
+
+        def run() -> int:
+            n = shard.count(qe.CountRequest(exact=True, filter=edge_filter))
+            if n:  # merged into meta at `key`: the other meta keys stay
+                shard.update(qe.UpdateOperation.set_payload_by_filter(edge_filter, payload, key=key))
+            return n
+
+        return await self._run(_engine_call(run, "set_meta"))
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -524,6 +545,20 @@ def _ensure_payload_indexes(shard: qe.EdgeShard) -> None:
         log.info("created payload index %s", index.key)
 
 
+def _ensure_index(shard: qe.EdgeShard, index: pl.PayloadIndex) -> bool:
+    if index.key in shard.info().payload_schema:
+        return False
+    params: Any = {
+        pl.IndexKind.FLOAT: qe.PayloadSchemaType.Float,
+        pl.IndexKind.DATETIME: qe.PayloadSchemaType.Datetime,
+        pl.IndexKind.BOOL: qe.PayloadSchemaType.Bool,
+        pl.IndexKind.INTEGER: qe.IntegerIndexParams(lookup=True, range=True),
+    }.get(index.kind, qe.PayloadSchemaType.Keyword)
+    shard.update(qe.UpdateOperation.create_field_index(index.key, params))
+    log.info("created payload index %s (%s)", index.key, index.kind.value)
+    return True
+
+
 def _close_shard(shard: qe.EdgeShard) -> None:
     _engine(shard.flush, "flush")
     shard.close()
@@ -542,10 +577,39 @@ def _edge_must(plan: pl.FilterPlan) -> qe.Filter:
         must.append(qe.FieldCondition(key=bounds.key, range=qe.RangeFloat(gte=bounds.gte, lte=bounds.lte)))
     if plan.ids is not None:
         must.append(qe.HasIdCondition(set(plan.ids)))
+    if plan.where is not None:  # ANDed: the user's filter can only narrow the scope above
+        must.append(_edge_where(plan.where))
     must_not: list[Any] = [
         qe.FieldCondition(key=flag.key, match=_edge_bool(flag.value)) for flag in plan.excluded
     ]
     return qe.Filter(must=must or None, must_not=must_not or None)
+
+
+def _edge_where(flt: MetaFilter) -> qe.Filter:
+    """A user's filter expression as an engine filter (its keys mapped onto the payload)."""
+    return qe.Filter(
+        must=[_edge_node(n) for n in flt.must] or None,
+        should=[_edge_node(n) for n in flt.should] or None,
+        must_not=[_edge_node(n) for n in flt.must_not] or None,
+    )
+
+
+def _edge_node(node: FilterNode) -> Any:
+    if isinstance(node, MetaFilter):
+        return _edge_where(node)
+    key = pl.payload_key(node.key)
+    if isinstance(node, EmptyCondition):
+        empty = qe.IsEmptyCondition(key)
+        return empty if node.empty else qe.Filter(must_not=[empty])
+    if isinstance(node, RangeCondition):
+        bounds: Any = qe.RangeDateTime if node.dates else qe.RangeFloat
+        return qe.FieldCondition(key=key, range=bounds(gt=node.gt, gte=node.gte, lt=node.lt, lte=node.lte))
+    if len(node.values) == 1:
+        value = node.values[0]
+        return qe.FieldCondition(
+            key=key, match=_edge_bool(value) if isinstance(value, bool) else qe.MatchValue(value)
+        )
+    return qe.FieldCondition(key=key, match=qe.MatchAny(list(node.values)))  # type: ignore[arg-type]
 
 
 def _edge_bool(value: bool) -> qe.MatchValue:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ragd.errors import InvalidRequest
-from ragd.types import DenseVector, IndexManifest, PointFilter, SparseVector, StoredChunk
+from ragd.types import DenseVector, IndexManifest, MetaFilter, PointFilter, SparseVector, StoredChunk
 
 DENSE_VECTOR = "text-dense"
 SPARSE_VECTOR = "text-sparse"
@@ -50,6 +50,18 @@ SPLIT_ID_KEY = "meta.split_id"
 COLLECTION_TYPE_KEY = "meta.collection_type"
 #: ISO 639-1 codes of the chunk's language (a list; detected per chunk at ingest)
 LANGUAGES_KEY = "meta.languages"
+#: a file's user metadata, copied into each of its chunks: a list of strings and a name -> value object
+TAGS_KEY = "meta.tags"
+FIELDS_KEY = "meta.fields"
+#: a filter's built-in keys (docs/knowledge-bases.md#filters) and the payload key each reads
+BUILTIN_FILTER_KEYS = {
+    "language": LANGUAGES_KEY,
+    "file_id": FILE_ID_KEY,
+    "name": "meta.name",
+    "source": "meta.source",
+    "collection": COLLECTION_NAME_KEY,
+    "dataset": "meta.dataset_id",
+}
 DISABLED_FIELD = "disabled"
 DISABLED_KEY = f"{META_KEY}.{DISABLED_FIELD}"
 
@@ -61,6 +73,10 @@ class IndexKind(enum.Enum):
     BOOL = "bool"
     #: range lookups only (``meta.split_id``: a page of a file's chunks, a hit's neighbours)
     INTEGER = "integer"
+    #: number ranges (a dataset's number field)
+    FLOAT = "float"
+    #: date ranges over ISO-8601 text (a dataset's date field)
+    DATETIME = "datetime"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +95,7 @@ PAYLOAD_INDEXES: tuple[PayloadIndex, ...] = (
     PayloadIndex(DISABLED_KEY, IndexKind.BOOL),
     PayloadIndex(LANGUAGES_KEY),
     PayloadIndex(SPLIT_ID_KEY, IndexKind.INTEGER),
+    PayloadIndex(TAGS_KEY),
 )
 #: the keys ``facet()`` is offered on: the keyword-indexed ones
 FACET_KEYS = frozenset(index.key for index in PAYLOAD_INDEXES if index.kind is IndexKind.KEYWORD)
@@ -258,6 +275,8 @@ class FilterPlan:
     ids: tuple[uuid.UUID, ...] | None = None
     excluded: tuple[FlagMatch, ...] = ()
     ranges: tuple[RangeMatch, ...] = ()
+    #: the user's filter expression, its keys still filter keys (:func:`payload_key` maps them)
+    where: MetaFilter | None = None
 
     @property
     def is_empty(self) -> bool:
@@ -266,7 +285,7 @@ class FilterPlan:
     @property
     def narrows(self) -> bool:
         """True when the caller's filter selects points (by value or id), exclusions aside."""
-        return bool(self.matches) or bool(self.ranges) or self.ids is not None
+        return bool(self.matches) or bool(self.ranges) or self.ids is not None or self.where is not None
 
 
 def filter_plan(flt: PointFilter) -> FilterPlan:
@@ -280,7 +299,21 @@ def filter_plan(flt: PointFilter) -> FilterPlan:
         matches.append(KeywordMatch(LANGUAGES_KEY, tuple(flt.languages)))
     ids = None if flt.ids is None else tuple(point_uuid(i) for i in flt.ids)
     ranges = () if flt.split_ids is None else (RangeMatch(SPLIT_ID_KEY, *flt.split_ids),)
-    return FilterPlan(matches=tuple(matches), ids=ids, ranges=ranges)
+    return FilterPlan(matches=tuple(matches), ids=ids, ranges=ranges, where=flt.where)
+
+
+def field_index(name: str, kind: IndexKind) -> PayloadIndex:
+    """The payload index of a user metadata field ``meta.fields.<name>`` (created once a dataset
+    records the field's type: :meth:`ragd.store.base.VectorStore.ensure_index`)."""
+    return PayloadIndex(f"{FIELDS_KEY}.{name}", kind)
+
+
+def payload_key(filter_key: str) -> str:
+    """The payload key a filter key reads: ``tags`` -> ``meta.tags``, ``fields.x`` ->
+    ``meta.fields.x``, a built-in its own (``language`` -> ``meta.languages``)."""
+    if filter_key in BUILTIN_FILTER_KEYS:
+        return BUILTIN_FILTER_KEYS[filter_key]
+    return f"{META_KEY}.{filter_key}"
 
 
 def search_plan(flt: PointFilter) -> FilterPlan:
@@ -305,6 +338,14 @@ def delete_plan(flt: PointFilter) -> FilterPlan:
 def disabled_update(disabled: bool) -> tuple[str, dict[str, bool]]:
     """``(key, payload)`` of a set-payload that flags points: merged into ``meta``, other keys kept."""
     return META_KEY, {DISABLED_FIELD: bool(disabled)}
+
+
+def meta_update(values: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``(key, payload)`` of a set-payload that replaces some ``meta`` keys (a file's ``tags`` and
+    ``fields``), the other meta keys kept; ``disabled`` is :func:`disabled_update`'s alone."""
+    if DISABLED_FIELD in values:
+        raise InvalidRequest("meta.disabled is set by set_disabled only")
+    return META_KEY, _jsonable(dict(values))
 
 
 def require_indexed(key: str) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,10 +57,14 @@ from ragd.store.search_plan import (
 )
 from ragd.store.tuning import IndexTuning
 from ragd.types import (
+    EmptyCondition,
+    FilterNode,
     FusionMethod,
     Hit,
     IndexManifest,
+    MetaFilter,
     PointFilter,
+    RangeCondition,
     SearchMode,
     SparseVector,
     StoredChunk,
@@ -101,6 +105,7 @@ class QdrantStore:
         self._tuning = tuning or IndexTuning()
         self._client: AsyncQdrantClient | None = None
         self._dims: dict[str, int] = {}
+        self._indexed: set[str] = set()  # field indexes this handle created (local mode reports none)
         self._sparse_groups = 0
 
     @classmethod
@@ -263,6 +268,35 @@ class QdrantStore:
         qfilter = _qdrant_must(pl.scoped_plan(flt, "disable or enable"))
         key, payload = pl.disabled_update(disabled)
         with _translated("set_disabled"):
+            n = (await client.count(self.collection, count_filter=qfilter, exact=True)).count
+            if n:  # merged into meta at `key`: the other meta keys stay
+                selector = models.FilterSelector(filter=qfilter)
+                await client.set_payload(self.collection, payload, selector, key=key, wait=True)
+        return n
+
+    async def ensure_index(self, index: pl.PayloadIndex) -> bool:
+        client = self._require_client()
+        with _translated("ensure_index"):
+            existing = (await client.get_collection(self.collection)).payload_schema or {}
+            if index.key in existing or index.key in self._indexed:
+                return False
+            with warnings.catch_warnings():
+                if self._local:  # local mode warns that indexes are no-ops there; a server uses them
+                    warnings.filterwarnings(
+                        "ignore", message="Payload indexes have no effect", category=UserWarning
+                    )
+                await client.create_payload_index(
+                    self.collection, index.key, field_schema=_index_schema(index), wait=True
+                )
+        self._indexed.add(index.key)  # local mode reports no schema
+        log.info("created payload index %s (%s) on %s", index.key, index.kind.value, self.collection)
+        return True
+
+    async def set_meta(self, flt: PointFilter, values: Mapping[str, Any]) -> int:
+        client = self._require_client()
+        qfilter = _qdrant_must(pl.scoped_plan(flt, "set metadata"))
+        key, payload = pl.meta_update(values)
+        with _translated("set_meta"):
             n = (await client.count(self.collection, count_filter=qfilter, exact=True)).count
             if n:  # merged into meta at `key`: the other meta keys stay
                 selector = models.FilterSelector(filter=qfilter)
@@ -483,6 +517,8 @@ def _qdrant_must(plan: pl.FilterPlan) -> models.Filter:
         must.append(models.FieldCondition(key=bounds.key, range=models.Range(gte=bounds.gte, lte=bounds.lte)))
     if plan.ids is not None:
         must.append(models.HasIdCondition(has_id=[str(i) for i in plan.ids]))
+    if plan.where is not None:  # ANDed: the user's filter can only narrow the scope above
+        must.append(_qdrant_where(plan.where))
     must_not: list[models.Condition] = [
         models.FieldCondition(key=flag.key, match=models.MatchValue(value=flag.value))
         for flag in plan.excluded
@@ -490,7 +526,38 @@ def _qdrant_must(plan: pl.FilterPlan) -> models.Filter:
     return models.Filter(must=must or None, must_not=must_not or None)
 
 
-def _index_schema(index: pl.PayloadIndex) -> models.PayloadSchemaParams:
+def _qdrant_where(flt: MetaFilter) -> models.Filter:
+    """A user's filter expression as a Qdrant filter (its keys mapped onto the payload)."""
+    return models.Filter(
+        must=[_qdrant_node(n) for n in flt.must] or None,
+        should=[_qdrant_node(n) for n in flt.should] or None,
+        must_not=[_qdrant_node(n) for n in flt.must_not] or None,
+    )
+
+
+def _qdrant_node(node: FilterNode) -> models.Condition:
+    if isinstance(node, MetaFilter):
+        return _qdrant_where(node)
+    key = pl.payload_key(node.key)
+    if isinstance(node, EmptyCondition):
+        empty = models.IsEmptyCondition(is_empty=models.PayloadField(key=key))
+        return empty if node.empty else models.Filter(must_not=[empty])
+    if isinstance(node, RangeCondition):
+        if node.dates:
+            dates = models.DatetimeRange(gt=node.gt, gte=node.gte, lt=node.lt, lte=node.lte)
+            return models.FieldCondition(key=key, range=dates)
+        numbers = models.Range(gt=node.gt, gte=node.gte, lt=node.lt, lte=node.lte)
+        return models.FieldCondition(key=key, range=numbers)
+    if len(node.values) == 1:
+        return models.FieldCondition(key=key, match=models.MatchValue(value=node.values[0]))
+    return models.FieldCondition(key=key, match=models.MatchAny(any=list(node.values)))
+
+
+def _index_schema(index: pl.PayloadIndex) -> models.PayloadSchemaParams | models.PayloadSchemaType:
+    if index.kind is pl.IndexKind.FLOAT:
+        return models.PayloadSchemaType.FLOAT
+    if index.kind is pl.IndexKind.DATETIME:
+        return models.PayloadSchemaType.DATETIME
     if index.kind is pl.IndexKind.BOOL:
         return models.BoolIndexParams(type=models.BoolIndexType.BOOL)
     if index.kind is pl.IndexKind.INTEGER:

@@ -45,6 +45,7 @@ from ragd.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge, Ra
 from ragd.kb.access import require_chunk_reader, searchable_collections
 from ragd.llm.base import Forwarded, Upstream
 from ragd.observe.metrics import Metrics
+from ragd.retrieve.filters import parse_filter
 from ragd.types import Message, SearchKnobs
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,7 @@ async def chat_completions(
             near_duplicates=svc.settings.chat.near_duplicates,
             languages=tuple(dict.fromkeys(body.rag_languages or ())),
             rerank=rerank_choice(body.rag_rerank),
+            where=parse_filter(body.rag_filter, "rag_filter"),
         ),
         source_max_chars=_given_or(body.rag_source_max_chars, defaults.source_max_chars),
         params=body.upstream_params(),

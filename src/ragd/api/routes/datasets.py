@@ -48,6 +48,7 @@ from ragd.bootstrap import Services
 from ragd.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
 from ragd.kb import chunks
 from ragd.kb import datasets as ds
+from ragd.kb import file_metadata as fm
 from ragd.kb import files as fs
 from ragd.kb import zip_uploads as zu
 from ragd.kb.access import dataset_refs
@@ -56,7 +57,7 @@ from ragd.kb.content import text_upload
 from ragd.kb.dataset_export import export_dataset
 from ragd.kb.dataset_import import import_dataset
 from ragd.kb.reach import CollectionCount, list_reach
-from ragd.kb.scoped_search import search_scoped
+from ragd.kb.scoped_search import search_scoped_counted
 from ragd.kb.search import search_datasets
 from ragd.kb_types import Dataset, Principal
 from ragd.observe.timings import collect_timings
@@ -211,6 +212,8 @@ async def upload_files(dataset_id: str, request: Request, caller: Caller, svc: S
         # a .zip's members, each a file of its own, under the same limits (ragd.kb.zip_uploads)
         zip_limits = zu.ZipLimits(limit, svc.settings.extract.max_unpacked_bytes, most)
         uploads = await asyncio.to_thread(zu.expand, uploads, Path(tmp), zip_limits)
+        dataset = await ds.get_dataset(kb, caller, dataset_id)
+        metadata = await fm.upload_metadata(kb, dataset, form.fields.get("tags"), form.fields.get("fields"))
         entries, job = await fs.upload_files(
             kb,
             caller,
@@ -219,6 +222,7 @@ async def upload_files(dataset_id: str, request: Request, caller: Caller, svc: S
             chunking=upload_chunking(form.fields),
             source_label=form.fields.get("source_label"),
         )
+        entries = await fm.attach_metadata(kb, dataset, entries, metadata)
     svc.wake_worker()
     return {"files": [file_out(e) for e in entries], "job": job_out(job)}
 
@@ -302,7 +306,17 @@ async def file_chunks(
 async def update_file(
     dataset_id: str, file_id: str, body: FileUpdate, caller: Caller, svc: Svc
 ) -> dict[str, Any]:
-    return file_out(await fs.set_enabled(svc.knowledge(), caller, dataset_id, file_id, body.enabled))
+    """``enabled`` (dis/enables it in search), ``tags`` (replaces them), ``fields`` (sets each named
+    field, null removes one): any of them, applied in that order; metadata needs no re-embedding."""
+    if body.enabled is None and body.tags is None and body.fields is None:
+        raise InvalidRequest("give enabled, tags or fields")
+    kb = svc.knowledge()
+    entry = None
+    if body.enabled is not None:
+        entry = await fs.set_enabled(kb, caller, dataset_id, file_id, body.enabled)
+    if body.tags is not None or body.fields is not None:
+        entry = await fm.update_metadata(kb, caller, dataset_id, file_id, tags=body.tags, fields=body.fields)
+    return file_out(entry or await fs.get_file(kb, caller, dataset_id, file_id))
 
 
 @router.delete("/datasets/{dataset_id}/files/{file_id}")
@@ -365,8 +379,9 @@ async def _search(
     started = time.perf_counter()
     kb = svc.knowledge()
     with collect_timings() as timings:
+        knobs = body.knobs(svc.settings.retrieval)
         if collections:
-            hits = await search_scoped(
+            scoped = await search_scoped_counted(
                 kb,
                 svc.pipeline,
                 caller,
@@ -375,9 +390,10 @@ async def _search(
                 dataset_ids=body.dataset_ids or (),
                 k=body.k,
                 mode=body.mode,
-                knobs=body.knobs(svc.settings.retrieval),
+                knobs=knobs,
                 deadline_s=svc.settings.server.search_timeout_s,
             )
+            hits, matched = scoped.hits, scoped.filter_matched
             readable = await ds.list_datasets(kb, caller)
             searched = {ChunkMeta.parse(h.meta).collection_name for h in hits}
             datasets = [d for d in readable if d.collection_name in searched]
@@ -391,14 +407,16 @@ async def _search(
                 k=body.k,
                 mode=body.mode,
                 deadline_s=svc.settings.server.search_timeout_s,
-                knobs=body.knobs(svc.settings.retrieval),
+                knobs=knobs,
             )
-            hits, datasets = found.hits, list(found.datasets)
+            hits, datasets, matched = found.hits, list(found.datasets), found.filter_matched
     by_collection = {d.collection_name: d for d in datasets}
     out: dict[str, Any] = {
         "datasets": [d.id for d in datasets],
         "results": [hit_out(h, by_collection, explain=body.explain) for h in hits],
     }
+    if matched is not None:  # a filter was given: how many chunks it admitted (0: it matched nothing)
+        out["filter_matched"] = matched
     if body.explain:
         total_ms = (time.perf_counter() - started) * 1000.0
         out["timings_ms"] = timings_out(timings.milliseconds(), total_ms)

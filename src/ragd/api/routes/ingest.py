@@ -9,11 +9,12 @@ The file then goes through the same idempotent ingest as ``ragd ingest``.
 
 from __future__ import annotations
 
+import json
 import logging
 import tempfile
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import ValidationError
@@ -23,8 +24,16 @@ from ragd.api.deps import MULTIPART_OVERHEAD, check_length, metrics, services
 from ragd.api.multipart import Form, read_form
 from ragd.api.schemas import IngestForm, IngestJson, IngestOk, request_body
 from ragd.bootstrap import Services
-from ragd.errors import Forbidden, InvalidRequest, PayloadTooLarge, RagError, UnsupportedMediaType
+from ragd.errors import (
+    Forbidden,
+    InvalidMetadata,
+    InvalidRequest,
+    PayloadTooLarge,
+    RagError,
+    UnsupportedMediaType,
+)
 from ragd.ingest.pipeline import Outcome
+from ragd.kb.file_metadata import check_metadata
 from ragd.objects.base import check_bucket
 from ragd.observe.metrics import Metrics
 from ragd.types import Blob, FileRef, IngestStatus
@@ -91,6 +100,7 @@ def form_fields(form: Form) -> tuple[IngestJson, Path]:
             raise InvalidRequest(f"multipart request missing required field {name!r}")
     overwrite = form_bool(form.fields.get("overwrite"))
     force = form_bool(form.fields.get("force"), default=False, name="force")
+    metadata = json_metadata(form.fields.get("metadata"))
     spec = IngestJson.model_construct(
         file_id=values["file_id"],
         filename=values["filename"],
@@ -99,8 +109,33 @@ def form_fields(form: Form) -> tuple[IngestJson, Path]:
         user_id=values["user_id"],
         overwrite=overwrite,
         force=force,
+        metadata=metadata,
     )
     return spec, upload.path
+
+
+def json_metadata(text: str | None) -> dict[str, Any] | None:
+    """The multipart ``metadata`` field: a JSON object (blank: none)."""
+    if not (text or "").strip():
+        return None
+    try:
+        value = json.loads(text or "")
+    except ValueError:
+        raise InvalidMetadata("metadata: not JSON") from None
+    if not isinstance(value, dict):
+        raise InvalidMetadata('metadata: must be an object {"tags": [...], "fields": {...}}')
+    return value
+
+
+def ingest_metadata(raw: dict[str, Any] | None) -> dict[str, Any]:
+    """The chunk ``meta`` keys of an ingest's user metadata (checked; no dataset: no recorded types)."""
+    if not raw:
+        return {}
+    unknown = sorted(set(raw) - {"tags", "fields"})
+    if unknown:
+        raise InvalidMetadata(f"metadata.{unknown[0]}: unknown; metadata has tags and fields")
+    metadata, _ = check_metadata(raw.get("tags"), raw.get("fields"), {})
+    return metadata.payload()
 
 
 async def fetch_s3(svc: Services, spec: IngestJson, dest: Path) -> None:
@@ -117,7 +152,12 @@ async def run_ingest(svc: Services, spec: IngestJson, path: Path) -> Outcome:
         collection_name=spec.collection_name,
         name=spec.filename,
         source=spec.filename,
-        extra={"filename": spec.filename, "collection_type": spec.collection_type, "user_id": spec.user_id},
+        extra={
+            "filename": spec.filename,
+            "collection_type": spec.collection_type,
+            "user_id": spec.user_id,
+            **ingest_metadata(spec.metadata),
+        },
     )
     if not spec.overwrite:
         existing = await svc.ingestor.count(spec.file_id, spec.collection_name)

@@ -25,6 +25,7 @@ from ragd.api.schemas import SearchBody, SearchResponse
 from ragd.bootstrap import Services
 from ragd.errors import RagError
 from ragd.kb.access import require_chunk_reader, searchable_collections
+from ragd.kb.search import filter_matched
 from ragd.kb_types import Principal
 from ragd.observe.logging import sanitize
 from ragd.observe.metrics import Metrics
@@ -34,6 +35,8 @@ from ragd.types import Message
 
 log = logging.getLogger(__name__)
 router = APIRouter()
+#: with a ``filter``: how many chunks of the searched collections it admitted (0: it matched nothing)
+FILTER_MATCHED_HEADER = "X-Ragd-Filter-Matched"
 
 
 def to_request(body: SearchBody, svc: Services) -> PipelineRequest:
@@ -88,8 +91,9 @@ async def search(
     body = body.model_copy(update={"collection_names": names})
     pipeline = "agentic" if isinstance(svc.pipeline, AgenticSearch) else "linear"
     request = to_request(body, svc)
+    matched = await filter_matched(svc.knowledge(), request.collections, request.knobs.where)
     try:
-        result = await svc.pipeline.run(request)
+        result = PipelineResult(queries=(), hits=()) if matched == 0 else await svc.pipeline.run(request)
     except RagError as exc:
         m.search_requests.labels(pipeline, "error", exc.code).inc()
         raise
@@ -103,4 +107,7 @@ async def search(
     m.search_duration.labels(pipeline).observe(time.perf_counter() - started)
     outcome = "partial" if "deadline" in result.notes else "ok"
     m.search_requests.labels(pipeline, outcome, "").inc()
-    return to_response(result)
+    response = to_response(result)
+    if matched is not None:  # the contract's body stays as it is; the count rides in a header
+        response.headers[FILTER_MATCHED_HEADER] = str(matched)
+    return response

@@ -11,6 +11,7 @@ from ragd.kb_types import (
     ChunkingSpec,
     Dataset,
     FileEntry,
+    FileMetadata,
     FileStatus,
     ItemStage,
     ItemStatus,
@@ -96,6 +97,19 @@ def file_entry(row: RowMapping) -> FileEntry:
         updated_at=row["updated_at"],
         chunking=_file_chunking(row),
         source_label=row["source_label"],
+        metadata=file_metadata(row["tags"], row["fields"]),
+    )
+
+
+def file_metadata(tags: object, fields: object) -> FileMetadata:
+    """A file's stored tags and fields (JSON columns; anything else reads as none)."""
+    return FileMetadata(
+        tags=tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else (),
+        fields=(
+            {str(k): v for k, v in fields.items() if isinstance(v, (str, int, float, bool))}
+            if isinstance(fields, dict)
+            else {}
+        ),
     )
 
 

@@ -78,6 +78,8 @@ datasets = Table(
     Column("updated_at", Float, nullable=False),
     Column("reranker", String, nullable=True),  # 0002
     Column("embedding", String, nullable=True),  # 0003
+    #: each user metadata field's type in this dataset's files ({name: string|number|boolean|date}) (0007)
+    Column("field_types", JSON, nullable=True),
     Index("uq_datasets_tenant_id_name", "tenant_id", "name", unique=True),
 )
 
@@ -104,6 +106,9 @@ files = Table(
     Column("chunk_overlap", Integer, nullable=True),
     #: a user-given label for where the file came from (0008)
     Column("source_label", String, nullable=True),
+    #: user metadata: a list of tags and a {name: value} object (0007); None: none
+    Column("tags", JSON, nullable=True),
+    Column("fields", JSON, nullable=True),
     Index("ix_files_dataset_id_name", "dataset_id", "name"),
     Index("ix_files_source_id_item_key", "source_id", "item_key"),
 )

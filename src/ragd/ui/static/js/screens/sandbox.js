@@ -12,7 +12,8 @@ import { matchWindow } from "../snippet.js";
 const MODES = ["hybrid", "dense", "sparse"];
 const MAX_QUERY_CHARS = 2000; // the server's limit when it does not say (capabilities.max_query_chars)
 // hash key → knob; a compare column's keys get the "b." prefix
-const KNOB_KEYS = { mode: "mode", k: "k", w: "vector_weight", div: "diversity", mpf: "max_per_file", rr: "rerank", min: "min_score" };
+const KNOB_KEYS = { mode: "mode", k: "k", w: "vector_weight", div: "diversity", mpf: "max_per_file", rr: "rerank", min: "min_score", f: "filter" };
+const FILTER_HINT = '{"must": [{"key": "tags", "match": {"value": "invoice"}}]}';
 const STAGES = { embed_sparse: "BM25 query", embed_dense: "dense query", qdrant: "Qdrant", rerank: "rerank", total: "server total" };
 const SCORE_ROWS = [
   ["dense", "dense (cosine)"],
@@ -203,6 +204,9 @@ function knobPanel(id, values, caps) {
     : null;
   const fusion = caps && caps.fusion ? ` (${caps.fusion} fusion)` : "";
   const weightField = field("Dense share", weight.el, `hybrid only${fusion}: 0 = BM25 alone, 1 = dense alone`);
+  const filter = h("textarea", { name: `${id}-f`, rows: 3, spellcheck: "false", class: "filter-json", placeholder: FILTER_HINT }, values.filter || "");
+  const filterField = field("Filter (JSON)", filter, "keys: tags, fields.<name>, language, file_id, name, source, dataset; must / should / must_not");
+  filterField.classList.add("filter-field");
   const syncMode = () => (weightField.hidden = mode.value !== "hybrid");
   mode.addEventListener("change", syncMode);
   syncMode();
@@ -221,6 +225,7 @@ function knobPanel(id, values, caps) {
       field("Max per file", perFile),
       field("Min relevance", minScore, "0–1; drops hits below it"),
       rerank ? field("Reranker", rerank) : null,
+      filterField,
     ),
   );
   const read = () => ({
@@ -231,6 +236,7 @@ function knobPanel(id, values, caps) {
     max_per_file: perFile.value,
     min_score: minScore.value,
     rerank: rerank ? rerank.value : "",
+    filter: filter.value.trim(),
   });
   return { el, legend, read };
 }
@@ -274,10 +280,18 @@ async function search(s, knobs, signal) {
   if (knobs.max_per_file) body.max_per_file = int(knobs.max_per_file);
   if (knobs.min_score !== undefined && knobs.min_score !== "") body.min_score = Number(knobs.min_score);
   if (knobs.rerank) body.rerank = knobs.rerank === "false" ? false : knobs.rerank;
+  if (knobs.filter) {
+    try {
+      body.filter = JSON.parse(knobs.filter);
+    } catch (err) {
+      return { body, hits: [], error: `INVALID_FILTER: the filter is not JSON (${err.message})` };
+    }
+  }
   const started = performance.now();
   try {
     const out = await api("POST", "/api/v1/search", { json: body, signal });
-    return { body, hits: out.results || [], timings: out.timings_ms || null, roundTrip: performance.now() - started };
+    const matched = Number.isInteger(out.filter_matched) ? out.filter_matched : null;
+    return { body, hits: out.results || [], matched, timings: out.timings_ms || null, roundTrip: performance.now() - started };
   } catch (err) {
     if (signal.aborted) return { body, hits: [], aborted: true };
     return { body, hits: [], error: err instanceof ApiError ? err.describe() : String(err.message || err) };
@@ -313,6 +327,11 @@ function resultColumn(col, index, view) {
     return section;
   }
   section.append(timingTable(col.timings, col.roundTrip));
+  if (col.matched === 0) {
+    section.append(h("p", { class: "empty-state filter-nothing", role: "status" }, "The filter matched no chunks: no chunk of these datasets has that metadata. Loosen or remove the filter."));
+    return section;
+  }
+  if (col.matched !== null && col.matched !== undefined) section.append(h("p", { class: "muted filter-matched" }, `The filter admits ${fmtNumber(col.matched)} chunk${col.matched === 1 ? "" : "s"}.`));
   if (!col.hits.length) {
     const floor = col.body.min_score !== undefined ? ` above the relevance floor ${col.body.min_score}` : "";
     section.append(h("p", { class: "empty-state" }, `No hits${floor}. Try other words, another mode, or a lower min relevance.`));
@@ -332,6 +351,7 @@ function knobText(body) {
   if (body.max_per_file) parts.push(`≤ ${body.max_per_file}/file`);
   if (body.min_score !== undefined) parts.push(`min ${body.min_score}`);
   if (body.rerank !== undefined) parts.push(`rerank ${body.rerank}`);
+  if (body.filter !== undefined) parts.push("filtered");
   return parts.length ? `, ${parts.join(", ")}` : "";
 }
 
