@@ -109,6 +109,8 @@ class ContentCreate(_Body):
     )
     chunking: ChunkingBody | None = Field(None, description="its own chunking over the dataset's")
     source_label: str | None = Field(None, max_length=200, description="where the text came from")
+    tags: Any = Field(None, description="a list of tags, as at upload (checked: INVALID_METADATA)")
+    fields: Any = Field(None, description="{name: string|number|boolean|date}, as at upload")
 
     @field_validator("format", mode="before")
     @classmethod

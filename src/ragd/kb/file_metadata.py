@@ -180,6 +180,16 @@ async def upload_metadata(
     return check_metadata(_form_tags(tags), _form_json(fields, "fields"), declared)
 
 
+async def body_metadata(
+    ctx: KbContext, dataset: Dataset, tags: object, fields: object
+) -> tuple[FileMetadata, dict[str, FieldType]] | None:
+    """A JSON body's ``tags`` (a list) and ``fields`` (an object) checked before anything is kept
+    (``POST /api/v1/datasets/{id}/content``); None when neither is given."""
+    if tags is None and fields is None:
+        return None
+    return check_metadata(tags, fields, await ctx.catalog.field_types(dataset.id))
+
+
 async def attach_metadata(
     ctx: KbContext,
     dataset: Dataset,

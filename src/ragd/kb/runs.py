@@ -29,6 +29,7 @@ from ragd.kb.context import KbContext
 from ragd.kb.files import remove_file
 from ragd.kb.grants import refuse_disabled
 from ragd.kb.indexing import index_content, index_entry, source_file_id
+from ragd.kb.source_metadata import apply_source_metadata, source_label
 from ragd.kb_types import Dataset, FileEntry, ItemStage, ItemStatus, Job, JobKind, LedgerEntry, SourceSpec
 from ragd.sources.base import ItemFailure, SourceItem, SourceReader
 from ragd.types import Blob, IngestStatus
@@ -235,6 +236,9 @@ class _Sync:
             content = await reader.load(item)
             try:
                 entry = await self._entry(file_id, item)
+                entry = await apply_source_metadata(
+                    self.ctx, self.dataset, await catalog.put_file(entry), await reader.item_metadata(item)
+                )
                 await catalog.update_item(self.job.id, key, ItemStage.INDEXING, file_id=file_id)
                 outcome = await index_content(self.ctx, self.dataset, entry, content)
             finally:
@@ -261,7 +265,13 @@ class _Sync:
                 item_key=item.key,
                 created_at=now,
             )
-        return replace(entry, name=item.name, size=item.size, content_hash=item.fingerprint)
+        return replace(
+            entry,
+            name=item.name,
+            size=item.size,
+            content_hash=item.fingerprint,
+            source_label=entry.source_label or source_label(self.source),
+        )
 
     async def _record(
         self, key: str, fingerprint: str, file_id: str, code: str | None = None, message: str | None = None

@@ -6,8 +6,8 @@ No vendor type crosses this line.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -27,6 +27,8 @@ class ObjectInfo:
     key: str
     size: int
     etag: str
+    #: the object's user metadata (``x-amz-meta-<name>``: value), when the call returns it (GET)
+    metadata: Mapping[str, str] = field(default_factory=dict)
 
 
 class ObjectStore(Protocol):
@@ -40,6 +42,10 @@ class ObjectStore(Protocol):
 
     async def download(self, bucket: str, key: str, dest: Path, *, max_bytes: int) -> ObjectInfo:
         """Stream the object to ``dest`` (never whole in memory); refuse past ``max_bytes``."""
+        ...
+
+    async def tags(self, bucket: str, key: str) -> dict[str, str]:
+        """The object's tags (GetObjectTagging), ``{key: value}``."""
         ...
 
     def list(self, bucket: str, prefix: str = "") -> AsyncIterator[ObjectInfo]:

@@ -160,6 +160,13 @@ class S3ObjectStore:
             dest.unlink(missing_ok=True)
             raise
 
+    async def tags(self, bucket: str, key: str) -> dict[str, str]:
+        """The object's tags, one GetObjectTagging request."""
+        self._check_bucket(bucket)
+        with self._boundary("read the tags of", bucket, key):
+            response = await self._client.get_object_tagging(Bucket=bucket, Key=key)
+        return {str(t.get("Key", "")): str(t.get("Value", "")) for t in response.get("TagSet", ())}
+
     async def list(self, bucket: str, prefix: str = "") -> AsyncIterator[ObjectInfo]:
         """Every object under ``prefix``, one ListObjectsV2 page at a time; "folder" keys are skipped."""
         self._check_bucket(bucket)
@@ -190,7 +197,13 @@ class S3ObjectStore:
         async with response["Body"] as body, aclosing(body.iter_chunks(CHUNK_BYTES)) as chunks:
             with dest.open("wb") as fh:
                 size = await write_chunks(chunks, fh, max_bytes=max_bytes, source=f"s3://{bucket}/{info.key}")
-        return ObjectInfo(key=info.key, size=size, etag=_unquote(response.get("ETag")) or info.etag)
+        meta = response.get("Metadata") or {}
+        return ObjectInfo(
+            key=info.key,
+            size=size,
+            etag=_unquote(response.get("ETag")) or info.etag,
+            metadata={str(k): str(v) for k, v in meta.items()},
+        )
 
     def _check_bucket(self, bucket: str) -> None:
         check_bucket(bucket, self._settings.allowed_buckets)

@@ -14,11 +14,23 @@ they never touch the store or the ledger.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from ragd.types import Blob, Document
+
+
+@dataclass(frozen=True, slots=True)
+class ItemMetadata:
+    """What a source says about an item, as raw as it came: the sync checks each value against the
+    metadata rules (``ragd.kb.file_metadata``) and drops, with a DEBUG log, what breaks them."""
+
+    tags: tuple[str, ...] = ()
+    #: string fields (a folder's ``path``, S3 user metadata, a page's ``description``/``author``)
+    strings: Mapping[str, str] = field(default_factory=dict)
+    #: date fields as canonical UTC ISO-8601 strings (a page's ``published``)
+    dates: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +46,8 @@ class SourceItem:
     size: int = 0
     #: content already in hand (a crawled page's text), so load() need not fetch it again
     document: Document | None = None
+    #: metadata known when the item was listed (a folder's path, a crawled page's meta tags)
+    metadata: ItemMetadata | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,4 +76,9 @@ class SourceReader(Protocol):
 
     async def release(self, blob: Blob) -> None:
         """Done with a Blob that ``load`` returned (a downloaded temp file is deleted)."""
+        ...
+
+    async def item_metadata(self, item: SourceItem) -> ItemMetadata:
+        """What the source says of ``item`` (asked after ``load``: an S3 object's user metadata
+        came with its download); never raises: what cannot be read is left out, with a warning."""
         ...

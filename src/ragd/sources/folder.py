@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ragd.errors import ExtractionError, Forbidden, NotFound
-from ragd.sources.base import ItemFailure, SourceItem
+from ragd.sources.base import ItemFailure, ItemMetadata, SourceItem
 from ragd.sources.ignore import LEAVES_ROOT, IgnoreRules, leaves_root, os_reason, walk_files
 from ragd.types import Blob
 
@@ -110,6 +110,9 @@ class FolderSource:
     async def release(self, blob: Blob) -> None:
         """Nothing to free (the Blob is the file itself); here so callers can treat all sources alike."""
 
+    async def item_metadata(self, item: SourceItem) -> ItemMetadata:
+        return path_metadata(item.key)
+
     def _resolved_root(self) -> Path:
         if not self.root.is_dir():
             raise NotFound(f"no such folder: {self.root}", hint="check the source's path")
@@ -134,6 +137,14 @@ class FolderSource:
         if not real.is_file():
             raise NotFound(f"{key!r} is not a file")
         return real
+
+
+def path_metadata(key: str) -> ItemMetadata:
+    """A file's folders (its path relative to the root, file name excepted) as tags, and the whole
+    relative path as the string field ``path``: ``reports/2024/q1.md`` -> tags ``reports``,
+    ``2024``; ``path`` ``reports/2024/q1.md``."""
+    folders = PurePosixPath(key).parts[:-1]
+    return ItemMetadata(tags=tuple(folders), strings={"path": key})
 
 
 def _unlisted(root: Path, failures: list[tuple[Path, OSError]]) -> list[ItemFailure]:

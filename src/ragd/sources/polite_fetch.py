@@ -38,6 +38,7 @@ class Fetched:
     charset: str | None
     location: str | None  # the Location header of a redirect
     body: bytes
+    last_modified: str | None = None  # the Last-Modified header, as sent
 
     @property
     def ok(self) -> bool:
@@ -124,6 +125,7 @@ class PoliteFetcher:
             charset=_charset(params),
             location=response.headers.get("location"),
             body=body,
+            last_modified=response.headers.get("last-modified"),
         )
 
     async def _read(self, url: str, response: httpx.Response) -> bytes:

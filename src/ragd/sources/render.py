@@ -129,7 +129,16 @@ class PageRenderer:
             raise PayloadTooLarge(
                 f"{sanitize(fetched.url)} renders to more than the page limit of {limit} bytes"
             )
-        return Fetched(fetched.url, fetched.status, fetched.reason, "text/html", "utf-8", None, body)
+        return Fetched(
+            fetched.url,
+            fetched.status,
+            fetched.reason,
+            "text/html",
+            "utf-8",
+            None,
+            body,
+            fetched.last_modified,
+        )
 
     async def aclose(self) -> None:
         """Close the browser and the Playwright driver, if they were started."""

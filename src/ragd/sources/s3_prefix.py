@@ -23,14 +23,14 @@ import logging
 import os
 import re
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
-from ragd.errors import Forbidden, NotFound, ObjectFetchFailed, PayloadTooLarge
+from ragd.errors import Forbidden, NotFound, ObjectFetchFailed, PayloadTooLarge, RagError
 from ragd.objects.base import ObjectStore
-from ragd.sources.base import ItemFailure, SourceItem
+from ragd.sources.base import ItemFailure, ItemMetadata, SourceItem
 from ragd.types import Blob
 
 __all__ = ["S3PrefixSource"]
@@ -54,6 +54,8 @@ class S3PrefixSource:
         self.scratch_dir = scratch_dir
         self._objects = objects
         self._outstanding: set[Path] = set()
+        #: the user metadata of each object loaded, until :meth:`item_metadata` takes it
+        self._user_meta: dict[str, Mapping[str, str]] = {}
 
     async def scan(self) -> AsyncIterator[SourceItem | ItemFailure]:
         async with _closing(self._objects.list(self.bucket, self.prefix)) as listing:
@@ -77,7 +79,7 @@ class S3PrefixSource:
             raise Forbidden(f"{item.key!r} is not an object under the source's prefix")
         path = self._new_scratch_file(item.name)
         try:
-            await self._objects.download(self.bucket, item.key, path, max_bytes=self.max_bytes)
+            info = await self._objects.download(self.bucket, item.key, path, max_bytes=self.max_bytes)
         except ObjectFetchFailed as exc:
             self._discard(path)
             if not await self._exists(item.key):
@@ -86,7 +88,25 @@ class S3PrefixSource:
         except BaseException:
             self._discard(path)
             raise
+        self._user_meta[item.key] = info.metadata
         return Blob(name=item.name, path=path)
+
+    async def item_metadata(self, item: SourceItem) -> ItemMetadata:
+        """The object's user metadata (from its download) as string fields and its tags as tags
+        (``key=value``, or ``key`` alone for an empty value): one GetObjectTagging request, whose
+        failure leaves the tags out with a warning (the item is indexed all the same)."""
+        strings = dict(self._user_meta.pop(item.key, {}))
+        try:
+            tags = await self._objects.tags(self.bucket, item.key)
+        except RagError as exc:
+            logger.warning(
+                "cannot read the tags of s3://%s/%s, indexed without them: %s",
+                self.bucket,
+                item.key,
+                exc.code,
+            )
+            tags = {}
+        return ItemMetadata(tags=tuple(f"{k}={v}" if v else k for k, v in tags.items() if k), strings=strings)
 
     async def release(self, blob: Blob) -> None:
         """Delete the temp file behind a Blob from :meth:`load`; other Blobs are left alone."""
@@ -104,6 +124,7 @@ class S3PrefixSource:
 
     async def aclose(self) -> None:
         """Delete every temp file not yet released (the object store stays open)."""
+        self._user_meta.clear()
         for path in list(self._outstanding):
             self._discard(path)
 

@@ -31,7 +31,7 @@ import httpx
 
 from ragd.errors import InvalidRequest, NotFound, PageFetchFailed, UnsupportedType
 from ragd.observe.logging import sanitize
-from ragd.sources.base import ItemFailure, SourceItem
+from ragd.sources.base import ItemFailure, ItemMetadata, SourceItem
 from ragd.sources.crawl import MAX_REDIRECTS, crawl
 from ragd.sources.crawl_spec import CrawlSpec
 from ragd.sources.guarded_http import crawl_client
@@ -102,6 +102,10 @@ class WebSource:
 
     async def release(self, blob: Blob) -> None:
         """Nothing to release: a web source hands out Documents, never Blobs."""
+
+    async def item_metadata(self, item: SourceItem) -> ItemMetadata:
+        """The page's meta tags and date, read when the crawl fetched it."""
+        return item.metadata or ItemMetadata()
 
     async def aclose(self) -> None:
         """Close the browser, if one was started, and the HTTP client if this source created it."""

@@ -14,9 +14,10 @@ import hashlib
 from dataclasses import dataclass
 
 from ragd.errors import EmptyDocument
-from ragd.sources.base import SourceItem
+from ragd.sources.base import ItemMetadata, SourceItem
 from ragd.sources.html_links import PageLinks, page_links
 from ragd.sources.html_text import PageText, decode_markup, main_text, parse_html
+from ragd.sources.page_meta import page_metadata
 from ragd.sources.polite_fetch import Fetched
 from ragd.types import Document
 
@@ -32,6 +33,8 @@ class ParsedPage:
     links: PageLinks
     mime_type: str
     size: int  # bytes of the body as fetched
+    #: its meta tags and date (:mod:`ragd.sources.page_meta`)
+    metadata: ItemMetadata | None = None
 
 
 def is_readable(fetched: Fetched) -> bool:
@@ -46,12 +49,15 @@ def parse_page(fetched: Fetched) -> ParsedPage:
     markup = decode_markup(fetched.body, fetched.charset)
     if fetched.content_type in TEXT_TYPES:
         text = PageText(markup.replace("\r\n", "\n").replace("\r", "\n").strip(), None, PLAIN_TEXT)
-        return ParsedPage(text, _NO_LINKS, "text/plain", len(fetched.body))
+        meta = page_metadata(None, fetched.last_modified)
+        return ParsedPage(text, _NO_LINKS, "text/plain", len(fetched.body), meta)
     tree = parse_html(markup)
     if tree is None:
-        return ParsedPage(PageText("", None, PLAIN_TEXT), _NO_LINKS, "text/html", len(fetched.body))
+        empty = PageText("", None, PLAIN_TEXT)
+        return ParsedPage(empty, _NO_LINKS, "text/html", len(fetched.body), page_metadata(None, None))
     links = page_links(tree, fetched.url)  # before main_text, whose fallback prunes the tree
-    return ParsedPage(main_text(tree, fetched.url), links, "text/html", len(fetched.body))
+    meta = page_metadata(tree, fetched.last_modified)  # before main_text too
+    return ParsedPage(main_text(tree, fetched.url), links, "text/html", len(fetched.body), meta)
 
 
 def page_document(key: str, page: ParsedPage) -> Document:
@@ -77,4 +83,5 @@ def page_item(key: str, page: ParsedPage) -> SourceItem:
         name=page.text.title or key,
         size=page.size,
         document=document,
+        metadata=page.metadata,
     )

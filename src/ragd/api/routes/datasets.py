@@ -232,7 +232,8 @@ async def add_content(dataset_id: str, body: ContentCreate, caller: Caller, svc:
     """A text (title + text) kept as a ``.md``/``.txt`` upload and indexed by a queued job, as an
     uploaded file is: its progress is the job's (``GET /api/v1/jobs/{id}``)."""
     kb = svc.knowledge()
-    await ds.get_dataset(kb, caller, dataset_id)  # 404 before anything is written
+    dataset = await ds.get_dataset(kb, caller, dataset_id)  # 404 before anything is written
+    metadata = await fm.body_metadata(kb, dataset, body.tags, body.fields)  # 400 before, too
     with tempfile.TemporaryDirectory(prefix="ragd-content-") as tmp:
         upload = text_upload(
             body.title,
@@ -249,6 +250,7 @@ async def add_content(dataset_id: str, body: ContentCreate, caller: Caller, svc:
             chunking=body.chunking.spec() if body.chunking else None,
             source_label=body.source_label,
         )
+        entries = await fm.attach_metadata(kb, dataset, entries, metadata)
     svc.wake_worker()
     return {"files": [file_out(e) for e in entries], "job": job_out(job)}
 
