@@ -97,7 +97,7 @@ async def test_an_s3_source_gives_user_metadata_as_fields_and_object_tags_as_tag
         Bucket=bucket,
         Key="team/a.md",
         Body=memo("alderbrook").encode(),
-        Metadata={"team": "alpha", "reviewed": "2024-05-01", "bad-name": "dropped"},
+        Metadata={"team": "alpha", "reviewed-on": "2024-05-01", "9lives": "dropped"},
         Tagging="kind=memo&draft=",
     )
     s3_server.put(bucket, "team/b.md", memo("birchvale").encode())
@@ -125,12 +125,13 @@ async def test_an_s3_source_gives_user_metadata_as_fields_and_object_tags_as_tag
         files = await _files(kb, ds.id)
         a, b = files["team/a.md"], files["team/b.md"]
         assert sorted(a.metadata.tags) == ["draft", "kind=memo"]
-        # a user-metadata value that reads as a date stays a string; a name the rules refuse is dropped
-        assert dict(a.metadata.fields) == {"team": "alpha", "reviewed": "2024-05-01"}
-        assert "'bad-name' dropped" in caplog.text
+        # a value that reads as a date stays a string; "-" in a name is "_"; a name the rules refuse
+        # is dropped
+        assert dict(a.metadata.fields) == {"team": "alpha", "reviewed_on": "2024-05-01"}
+        assert "'9lives' dropped" in caplog.text
         assert (b.metadata.tags, dict(b.metadata.fields)) == ((), {})
         assert a.source_label == b.source_label == f"s3://{bucket}/team/"
-        assert (await kb.catalog.field_types(ds.id))["reviewed"].value == "string"
+        assert (await kb.catalog.field_types(ds.id))["reviewed_on"].value == "string"
         where = parse_filter({"must": [{"key": "fields.team", "match": {"value": "alpha"}}]})
         hits = await services.retriever.search(
             SearchRequest("memo", (ds.collection_name,), k=10, where=where)

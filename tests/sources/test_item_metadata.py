@@ -81,14 +81,14 @@ async def test_an_s3_object_gives_its_user_metadata_and_tags_and_a_failed_tag_re
 ) -> None:
     bucket = s3_server.bucket()
     s3_server.client.put_object(
-        Bucket=bucket, Key="p/a.md", Body=b"# a", Metadata={"team": "alpha"}, Tagging="kind=memo&draft="
+        Bucket=bucket, Key="p/a.md", Body=b"# a", Metadata={"team-name": "alpha"}, Tagging="kind=memo&draft="
     )
     s3_server.client.put_object(Bucket=bucket, Key="p/b.md", Body=b"# b", Metadata={"team": "beta"})
     source = S3PrefixSource(store, bucket, "p/", max_bytes=1000, scratch_dir=tmp_path / "scratch")
     items = {i.key: i async for i in source.scan() if isinstance(i, SourceItem)}
     async with source.loaded(items["p/a.md"]):
         got = await source.item_metadata(items["p/a.md"])
-    assert got == ItemMetadata(tags=("kind=memo", "draft"), strings={"team": "alpha"})
+    assert got == ItemMetadata(tags=("kind=memo", "draft"), strings={"team_name": "alpha"})
     async with source.loaded(items["p/b.md"]):
         s3_server.client.delete_object(Bucket=bucket, Key="p/b.md")  # gone before its tags are read
         caplog.set_level(logging.WARNING, logger="ragd.sources.s3_prefix")

@@ -92,10 +92,12 @@ class S3PrefixSource:
         return Blob(name=item.name, path=path)
 
     async def item_metadata(self, item: SourceItem) -> ItemMetadata:
-        """The object's user metadata (from its download) as string fields and its tags as tags
+        """The object's user metadata (from its download, ``-`` in a name read as ``_``) as string
+        fields and its tags as tags
         (``key=value``, or ``key`` alone for an empty value): one GetObjectTagging request, whose
         failure leaves the tags out with a warning (the item is indexed all the same)."""
-        strings = dict(self._user_meta.pop(item.key, {}))
+        # S3 lower-cases the names and people write them with hyphens: project-id -> project_id
+        strings = {k.replace("-", "_"): v for k, v in self._user_meta.pop(item.key, {}).items()}
         try:
             tags = await self._objects.tags(self.bucket, item.key)
         except RagError as exc:
