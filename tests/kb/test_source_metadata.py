@@ -6,6 +6,7 @@ source-given field is found by a filter; a user's own keys survive a re-sync."""
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from ragd.kb.datasets import create_dataset
 from ragd.kb.file_metadata import update_metadata
 from ragd.kb.files import list_files
 from ragd.kb.sources import add_source, sync_source
-from ragd.kb_types import FileEntry, JobStatus, Principal, SourceKind
+from ragd.kb_types import FieldType, FileEntry, FileMetadata, JobStatus, Principal, SourceKind
 from ragd.retrieve.filters import parse_filter
 from ragd.retrieve.search import SearchRequest
 from ragd.settings import EmbeddingSettings, Settings
@@ -97,7 +98,7 @@ async def test_an_s3_source_gives_user_metadata_as_fields_and_object_tags_as_tag
         Bucket=bucket,
         Key="team/a.md",
         Body=memo("alderbrook").encode(),
-        Metadata={"team": "alpha", "reviewed-on": "2024-05-01", "9lives": "dropped"},
+        Metadata={"team": "alpha", "reviewed-on": "2024-05-01", "9lives": "dropped", "level": "high"},
         Tagging="kind=memo&draft=",
     )
     s3_server.put(bucket, "team/b.md", memo("birchvale").encode())
@@ -111,6 +112,11 @@ async def test_an_s3_source_gives_user_metadata_as_fields_and_object_tags_as_tag
         kb = services.knowledge()
         tenant = await kb.catalog.create_tenant("t")
         ds = await create_dataset(kb, SERVICE, name="s3", tenant_id=tenant.id)
+        # another file already made "level" a number in this dataset: the source's string is dropped
+        other = await kb.catalog.put_file(FileEntry(id=str(uuid.uuid4()), dataset_id=ds.id, name="other.md"))
+        await kb.catalog.set_file_metadata(
+            other.id, FileMetadata(fields={"level": 3}), {"level": FieldType.NUMBER}
+        )
         _, job = await add_source(
             kb,
             SERVICE,
@@ -124,11 +130,13 @@ async def test_an_s3_source_gives_user_metadata_as_fields_and_object_tags_as_tag
         assert (done.status, done.done, done.failed) == (JobStatus.SUCCEEDED, 2, 0)
         files = await _files(kb, ds.id)
         a, b = files["team/a.md"], files["team/b.md"]
+        assert a.status.value == b.status.value == "indexed"
         assert sorted(a.metadata.tags) == ["draft", "kind=memo"]
         # a value that reads as a date stays a string; "-" in a name is "_"; a name the rules refuse
         # is dropped
         assert dict(a.metadata.fields) == {"team": "alpha", "reviewed_on": "2024-05-01"}
         assert "'9lives' dropped" in caplog.text
+        assert "'level' dropped" in caplog.text
         assert (b.metadata.tags, dict(b.metadata.fields)) == ((), {})
         assert a.source_label == b.source_label == f"s3://{bucket}/team/"
         assert (await kb.catalog.field_types(ds.id))["reviewed_on"].value == "string"

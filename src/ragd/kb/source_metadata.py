@@ -58,7 +58,12 @@ async def apply_source_metadata(
             if checked is not None:
                 fields[name] = checked
     current = entry.metadata
-    merged_tags = list(dict.fromkeys([*current.tags, *tags]))[:MAX_TAGS]
+    merged_tags = list(dict.fromkeys([*current.tags, *tags]))
+    if len(merged_tags) > MAX_TAGS:
+        log.debug(
+            "source metadata of %s: %d tags dropped (over %d)", where, len(merged_tags) - MAX_TAGS, MAX_TAGS
+        )
+        merged_tags = merged_tags[:MAX_TAGS]
     merged_fields: dict[str, FieldValue] = dict(current.fields)
     for name, value in fields.items():
         if name in merged_fields or len(merged_fields) < MAX_FIELDS:
