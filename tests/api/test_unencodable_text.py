@@ -140,10 +140,19 @@ def cases(schema: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any], st
 # -- sending -------------------------------------------------------------------------------------
 
 
+#: ids of real records for the path of a form case: a multipart route looks its record up (404 for an
+#: unknown one) before it reads the body, so its fields are checked only behind a real id
+REAL_IDS: dict[str, str] = {}
+
+
 def send(live: LiveServer, schema: dict[str, Any], case: tuple[Any, ...], text: str) -> httpx.Response:
     method, template, op, where, field = case
     params = {p["name"]: p for p in op.get("parameters", []) if p["in"] in ("path", "query")}
-    path_values = {name: "x" for name, p in params.items() if p["in"] == "path"}
+    path_values = {
+        name: REAL_IDS.get(name, "x") if where == "form" else "x"
+        for name, p in params.items()
+        if p["in"] == "path"
+    }
     query: dict[str, str] = {}
     if where == "path":
         path_values[field[0]] = text
@@ -202,7 +211,18 @@ def check(
     one()
 
 
+@pytest.fixture(scope="module")
+def real_ids(live: LiveServer) -> Iterator[None]:
+    with httpx.Client(base_url=live.url, headers=dict(AUTH), timeout=30) as client:
+        tenant = client.post("/api/v1/tenants", json={"name": "text"}).raise_for_status().json()
+        made = client.post("/api/v1/datasets", json={"name": "text", "tenant_id": tenant["id"]})
+        REAL_IDS["dataset_id"] = made.raise_for_status().json()["id"]
+    yield
+    REAL_IDS.clear()
+
+
 @pytest.mark.slow
+@pytest.mark.usefixtures("real_ids")
 def test_every_string_field_of_every_route_refuses_unencodable_text(
     live: LiveServer, schema: dict[str, Any]
 ) -> None:
