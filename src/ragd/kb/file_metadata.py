@@ -30,6 +30,7 @@ from ragd.kb.context import KbContext
 from ragd.kb.files import file_of
 from ragd.kb_types import Dataset, FieldType, FieldValue, FileEntry, FileMetadata, Principal
 from ragd.retrieve.filters import FIELD_NAME, MAX_VALUE_CHARS, iso_datetime
+from ragd.store.base import VectorStore
 from ragd.store.payload import IndexKind, field_index
 from ragd.types import PointFilter
 
@@ -120,14 +121,19 @@ def _value(name: str, value: Any, declared: FieldType | None) -> tuple[FieldValu
     return out, kind
 
 
+async def ensure_field_indexes(store: VectorStore, types: Mapping[str, FieldType]) -> None:
+    """A payload index for each field (made once; a field filtered without one reads every point)."""
+    for name, kind in sorted(types.items()):
+        await store.ensure_index(field_index(name, INDEX_KINDS[kind]))
+
+
 async def store_metadata(
     ctx: KbContext, dataset: Dataset, entry: FileEntry, metadata: FileMetadata, types: Mapping[str, FieldType]
 ) -> FileEntry:
     """The catalog first (an ingest running meanwhile reads it when it finishes), then the fields'
     payload indexes (once per field name), then the points."""
     updated = await ctx.catalog.set_file_metadata(entry.id, metadata, types)
-    for name, kind in sorted(types.items()):
-        await ctx.store.ensure_index(field_index(name, INDEX_KINDS[kind]))
+    await ensure_field_indexes(ctx.store, types)
     await sync_points(ctx, dataset, entry.id, metadata)
     return updated
 
