@@ -398,6 +398,38 @@ def test_int8_vectors_are_not_fp32_ones_and_an_older_archive_is_fp32(
     assert older.json()["points"] > 0  # its vectors were taken, nothing embedded again
 
 
+def test_file_metadata_moves_with_the_dataset(servers: tuple[LiveServer, LiveServer], importer: Api) -> None:
+    """Tags and typed fields survive the move: the records, the types (a date stays a date: a date
+    range finds it) and the filters on the new instance."""
+    one, _ = servers
+    _, api = tenant(client(one.url), "tagged")
+    dataset = api.ok("POST", "/api/v1/datasets", 201, json={"name": "tagged"})
+    files = [("files", (f"note-{i}.md", note(i, t), "text/markdown")) for i, t in enumerate(TOPICS[:2])]
+    job = api.ok("POST", f"/api/v1/datasets/{dataset['id']}/files", 202, files=files)["job"]
+    assert api.wait_job(job["id"])["status"] == "succeeded"
+    first = sorted(
+        api.ok("GET", f"/api/v1/datasets/{dataset['id']}/files")["files"], key=lambda f: f["name"]
+    )[0]
+    given = {"tags": ["alpha"], "fields": {"due": "2026-03-01", "pages": 12}}
+    api.ok("PATCH", f"/api/v1/datasets/{dataset['id']}/files/{first['id']}", json=given)
+    archive = api.get(f"/api/v1/datasets/{dataset['id']}/export")
+    assert archive.status_code == 200, archive.text
+
+    made = post_archive(importer, archive.content, name="tagged-copy")
+    assert made.status_code == 201, made.text
+    copy = made.json()["dataset"]["id"]
+    moved = {f["name"]: f for f in importer.ok("GET", f"/api/v1/datasets/{copy}/files")["files"]}
+    assert moved[first["name"]]["tags"] == ["alpha"]
+    assert moved[first["name"]]["fields"]["pages"] == 12
+    assert moved[first["name"]]["fields"]["due"].startswith("2026-03-01")
+    assert [f["tags"] for n, f in sorted(moved.items()) if n != first["name"]] == [[]]
+    date_range = {"must": [{"key": "fields.due", "range": {"gte": "2026-02-01", "lt": "2026-04-01"}}]}
+    found = importer.ok(
+        "POST", f"/api/v1/datasets/{copy}/search", json={"query": TOPICS[0], "k": 5, "filter": date_range}
+    )
+    assert {h["name"] for h in found["results"]} == {first["name"]}
+
+
 def test_ragd_export_and_import_go_through_the_servers(
     servers: tuple[LiveServer, LiveServer], exported: dict[str, Any], tmp_path: Path
 ) -> None:

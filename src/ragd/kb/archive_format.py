@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ragd.errors import ArchiveInvalid, IndexMismatch
-from ragd.kb_types import ChunkingSpec, FileEntry, FileStatus
+from ragd.kb_types import ChunkingSpec, FieldType, FileEntry, FileStatus
 from ragd.types import ChunkStrategy, IndexManifest, SparseVector, StoredChunk
 
 FORMAT = "ragd-dataset/1"
@@ -159,7 +159,7 @@ def decode_point(line: str) -> StoredChunk:
         raise ArchiveInvalid(f"a point of the archive cannot be read ({exc!r:.200})") from exc
 
 
-def encode_file(entry: FileEntry, has_upload: bool) -> str:
+def encode_file(entry: FileEntry, has_upload: bool, types: Mapping[str, FieldType] | None = None) -> str:
     row: dict[str, Any] = {
         "id": entry.id,
         "name": entry.name,
@@ -176,6 +176,11 @@ def encode_file(entry: FileEntry, has_upload: bool) -> str:
     }
     if entry.source_label is not None:
         row["source_label"] = entry.source_label
+    meta = entry.metadata
+    if meta.tags or meta.fields:  # its user metadata, each field with its type in the dataset
+        row["tags"] = list(meta.tags)
+        row["fields"] = dict(meta.fields)
+        row["field_types"] = {n: t.value for n, t in (types or {}).items() if n in meta.fields}
     if (c := entry.chunking) is not None:  # its own chunking (issue 34 §2), kept on re-index
         row["chunking"] = {
             "strategy": c.strategy.value if c.strategy else None,
@@ -200,6 +205,10 @@ def _chunking(raw: Any) -> ChunkingSpec | None:
 class ArchivedFile:
     entry: FileEntry
     has_upload: bool
+    #: its user metadata as archived (checked again when imported), and its fields' types
+    tags: Any = None
+    fields: Any = None
+    field_types: Mapping[str, str] | None = None
 
 
 def decode_file(line: str) -> ArchivedFile:
@@ -222,6 +231,9 @@ def decode_file(line: str) -> ArchivedFile:
             chunking=_chunking(row.get("chunking")),
             source_label=None if row.get("source_label") is None else str(row["source_label"])[:200],
         )
-        return ArchivedFile(entry, bool(row["has_upload"]))
+        types = row.get("field_types")
+        if types is not None and not isinstance(types, dict):
+            raise TypeError("field_types is not an object")
+        return ArchivedFile(entry, bool(row["has_upload"]), row.get("tags"), row.get("fields"), types)
     except (KeyError, TypeError, ValueError) as exc:
         raise ArchiveInvalid(f"a file record of the archive cannot be read ({exc!r:.200})") from exc

@@ -74,7 +74,8 @@ async def _stream(
     now = time.time()
     parts: list[dict[str, Any]] = []
     stored = await asyncio.to_thread(_stored_uploads, ctx, dataset, files)
-    listing = "".join(af.encode_file(f, f.id in stored) + "\n" for f in files).encode("utf-8")
+    types = await ctx.catalog.field_types(dataset.id)  # so an importer reads a date as a date
+    listing = "".join(af.encode_file(f, f.id in stored, types) + "\n" for f in files).encode("utf-8")
     for piece in _member(af.FILES, listing, now, parts):
         yield piece
     points, n, cursor = 0, 0, None

@@ -23,17 +23,27 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ragd.errors import ArchiveInvalid, IndexMismatch
+from ragd.errors import ArchiveInvalid, IndexMismatch, RagError
 from ragd.ingest.ids import chunk_id, sha256_hex
 from ragd.kb import archive_format as af
 from ragd.kb import audit
+from ragd.kb import file_metadata as fm
 from ragd.kb.access import owning_tenant, require_writer
 from ragd.kb.archive_reader import ArchiveLimits, Unpacked, unpack
 from ragd.kb.context import KbContext
 from ragd.kb.datasets import clean_name, clean_roles, collection_name_for
 from ragd.kb.files import clean_file_name, new_job
 from ragd.kb.quota import check_storage
-from ragd.kb_types import ChunkingSpec, Dataset, FileEntry, FileStatus, Job, JobKind, Principal
+from ragd.kb_types import (
+    ChunkingSpec,
+    Dataset,
+    FieldType,
+    FileEntry,
+    FileStatus,
+    Job,
+    JobKind,
+    Principal,
+)
 from ragd.types import ChunkStrategy, IndexManifest, PointFilter, StoredChunk
 
 log = logging.getLogger(__name__)
@@ -176,6 +186,8 @@ async def _fill(
             src = unpacked.root / f"{af.UPLOADS}{item.entry.id}"
             await asyncio.to_thread(_move, src, ctx.upload_path(dataset.id, entry.id))
         await ctx.catalog.put_file(entry)
+        if item.tags or item.fields:
+            await _restore_metadata(ctx, dataset, entry, item)
         if entry.status is FileStatus.QUEUED:
             queued.append(entry.id)
     points = sum(counts.values())
@@ -186,6 +198,19 @@ async def _fill(
             new_job(dataset, JobKind.REINDEX, {"file_ids": queued}, ctx.max_attempts), queued
         )
     return ImportResult(dataset, len(archived), points, job)
+
+
+async def _restore_metadata(
+    ctx: KbContext, dataset: Dataset, entry: FileEntry, item: af.ArchivedFile
+) -> None:
+    """The file's tags and fields, checked as a PATCH would be (ARCHIVE_INVALID if they are not
+    metadata), recorded with their types, indexed, and on its points."""
+    try:
+        declared = {n: FieldType.parse(str(t)) for n, t in (item.field_types or {}).items()}
+        metadata, types = fm.check_metadata(item.tags, item.fields, declared)
+    except (RagError, ValueError) as exc:
+        raise ArchiveInvalid(f"the metadata of file {item.entry.name[:80]!r} cannot be read: {exc}") from exc
+    await fm.store_metadata(ctx, dataset, entry, metadata, types)
 
 
 def _imported_entry(
