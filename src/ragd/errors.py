@@ -131,6 +131,26 @@ class Conflict(InvalidRequest):
     http_status = 409
 
 
+class MigrationRunning(Conflict):
+    """A dataset already has a migration that has not switched or ended: one at a time."""
+
+    code = "MIGRATION_RUNNING"
+
+
+class WrongMigrationState(Conflict):
+    """The migration is not in a state that allows this (a switch before it is complete, a
+    rollback of one that never switched, a rollback after the old version was removed)."""
+
+    code = "MIGRATION_STATE"
+
+
+class MigrationHeld(Conflict):
+    """The new version scored worse than the old one on the dataset's evaluation set by more than
+    the migration's ``max_regression``: a switch must say ``override``."""
+
+    code = "MIGRATION_HELD"
+
+
 class SourceNotGranted(Forbidden):
     """A tenant's folder or S3 source reaches beyond every live grant of that tenant."""
 

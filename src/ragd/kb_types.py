@@ -165,6 +165,12 @@ class Dataset:
     embedding: str | None = None
     created_at: float = 0.0
     updated_at: float = 0.0
+    #: the version of its chunks searches read (``meta.generation``): ``""`` the untagged one built
+    #: before any migration, else the tag of the migration that built it (docs, "Migrations")
+    generation: str = ""
+    #: versions of its chunks in the store that no read sees: one a migration is building, or one
+    #: retained after a switch (or a rollback) until its retention ends
+    hidden: tuple[str, ...] = ()
 
 
 class FileStatus(ParsedEnum):
@@ -354,6 +360,7 @@ class JobKind(ParsedEnum):
     INGEST = "ingest"  # uploaded files
     SYNC = "sync"  # a source: folder, web, s3
     REINDEX = "reindex"  # files of a dataset, again from their stored bytes or source
+    MIGRATE = "migrate"  # a dataset's next version (another model or chunking): ragd.kb.migrations
 
 
 class JobStatus(ParsedEnum):
@@ -579,3 +586,83 @@ class EvalQuery:
     answer: str | None = None
     source: EvalSource = EvalSource.API
     created_at: float = 0.0
+
+
+# -- migrations: a dataset moved to another model or chunking (issue 31 §1) -----------------------
+
+
+class MigrationState(ParsedEnum):
+    """Where a migration is (docs/knowledge-bases.md, "Migrations"):
+
+    building      its job builds the new version beside the serving one (then evaluates both)
+    ready         the new version is complete and waits for ``switch`` (held: ``Migration.held``)
+    switched      the dataset serves the new version; the old one is retained until ``retain_until``
+    rolled_back   the dataset serves the old version again; the new one is retained likewise
+    failed        ended without switching (its job failed); the new version is removed
+    cancelled     stopped on request before switching; the new version is removed
+    """
+
+    BUILDING = "building"
+    READY = "ready"
+    SWITCHED = "switched"
+    ROLLED_BACK = "rolled_back"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def in_flight(self) -> bool:
+        """Not switched yet and not ended: the dataset cannot start another migration."""
+        return self in (MigrationState.BUILDING, MigrationState.READY)
+
+
+@dataclass(frozen=True, slots=True)
+class VersionSpec:
+    """One version of a dataset's chunks: its generation tag, dense model and chunking."""
+
+    generation: str = ""
+    embedding: str | None = None
+    chunking: ChunkingSpec = ChunkingSpec()
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """A dataset moving from ``source`` to ``target`` (another model, chunking, or a re-index)."""
+
+    id: str
+    dataset_id: str
+    tenant_id: str
+    state: MigrationState
+    source: VersionSpec
+    target: VersionSpec
+    job_id: str | None = None
+    #: switch as soon as the new version is complete and passes its evaluation
+    auto_switch: bool = True
+    #: the largest nDCG@10 drop (old minus new, on the dataset's evaluation set) a switch accepts
+    #: without an override
+    max_regression: float = 0.02
+    #: the evaluation set's reports on both versions: {"old": …, "new": …, "wins": […], "losses": […]}
+    reports: Mapping[str, Any] = field(default_factory=dict)
+    #: why a complete migration waits for a manual switch (None: it does not)
+    held: str | None = None
+    #: files whose new version failed (they keep their old one; listed in the job's items)
+    failed_files: int = 0
+    error_code: str | None = None
+    error_message: str | None = None
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    switched_at: float | None = None
+    rolled_back_at: float | None = None
+    #: when the version not served is removed (after a switch or a rollback)
+    retain_until: float | None = None
+    #: when the version not served was removed (None: still in the store)
+    removed_at: float | None = None
+
+    @property
+    def serving(self) -> VersionSpec:
+        """The version the dataset serves while this migration is its latest."""
+        return self.target if self.state is MigrationState.SWITCHED else self.source
+
+    @property
+    def spare(self) -> VersionSpec:
+        """The version kept out of every read (being built, retained, or to be removed)."""
+        return self.source if self.state is MigrationState.SWITCHED else self.target

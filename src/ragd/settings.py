@@ -617,6 +617,31 @@ class EvaluationSettings(BaseModel):
     )
 
 
+class MigrationSettings(BaseModel):
+    """Dataset migrations to another model or chunking (docs/knowledge-bases.md, "Migrations")."""
+
+    retain_s: float = Field(
+        86_400.0,
+        ge=0,
+        description="how long the version a dataset stopped serving (after a switch or a rollback) is "
+        "kept for an instant rollback before its chunks are removed",
+    )
+    max_regression: float = Field(
+        0.02,
+        ge=0,
+        le=1,
+        description="the largest nDCG@10 drop on the dataset's evaluation set (old minus new) a "
+        "migration switches with on its own; a larger one waits for a switch with override",
+    )
+    settle_s: float = Field(
+        1.0,
+        ge=0,
+        le=60,
+        description="how long a migration waits after hiding its new version before writing into it "
+        "(every replica must read the hidden version first: above 0.5 s, their cache)",
+    )
+
+
 class BackupSettings(BaseModel):
     """Backups taken by a running server (``POST /api/v1/system/backup``, ``ragd backup`` while
     ``ragd serve`` holds the index): docs/operations.md, "Backup and restore"."""
@@ -776,6 +801,7 @@ class Settings(BaseSettings):
     audit: AuditSettings = AuditSettings()
     backup: BackupSettings = BackupSettings()
     evaluation: EvaluationSettings = EvaluationSettings()
+    migrations: MigrationSettings = MigrationSettings()
     worker: WorkerSettings = WorkerSettings()
     crawl: CrawlSettings = CrawlSettings()
     otel: OtelSettings = OtelSettings()

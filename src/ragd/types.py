@@ -439,6 +439,32 @@ class PointFilter:
     split_ids: tuple[int, int] | None = None
     #: a user's filter expression, ANDed with every field above (it can only narrow them)
     where: MetaFilter | None = None
+    #: one version of a dataset's chunks (``meta.generation``): ``""`` the untagged one (built
+    #: before any migration), else that generation's tag; None: every version
+    generation: str | None = None
+    #: versions left out (a migration's version being built, or one retained after a switch)
+    hidden: tuple[HiddenVersions, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionVersion:
+    """What a search of a collection reads while its dataset holds more than one version of its
+    chunks (a migration building or retaining one): the dense model and generation it serves, and
+    the versions left out."""
+
+    collection_name: str
+    space: str | None
+    generation: str
+    hidden: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenVersions:
+    """The versions of one collection's chunks a read leaves out: generation tags (``""``: the
+    untagged version).  Every other collection, and this one's other versions, are untouched."""
+
+    collection_name: str
+    tags: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

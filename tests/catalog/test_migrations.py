@@ -47,7 +47,7 @@ async def test_the_migrations_build_exactly_the_tables(catalog_url: str) -> None
     assert await _inspect(catalog_url, _schema_diff) == []
     tables = await _inspect(catalog_url, lambda c: set(inspect(c).get_table_names()))
     assert tables == {*metadata.tables, "alembic_version"}
-    assert head_revision() == "0009"
+    assert head_revision() == "0010"
 
 
 async def test_reopening_keeps_the_data_and_the_revision(catalog_url: str) -> None:
@@ -143,7 +143,7 @@ async def test_a_0001_catalog_is_upgraded_with_its_data(catalog_url: str) -> Non
         assert await catalog.collection_models(["kb-d", "other"]) == {"kb-d": "secure"}
     finally:
         await catalog.aclose()
-    assert await _inspect(catalog_url, _revision) == head_revision() == "0009"
+    assert await _inspect(catalog_url, _revision) == head_revision() == "0010"
     assert await _inspect(catalog_url, _schema_diff) == []
 
 

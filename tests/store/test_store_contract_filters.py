@@ -18,7 +18,7 @@ from ragd.errors import InvalidRequest
 from ragd.retrieve.filters import parse_filter
 from ragd.store.base import VectorStore
 from ragd.store.payload import IndexKind, field_index
-from ragd.types import PointFilter, StoredChunk, StoreQuery
+from ragd.types import HiddenVersions, PointFilter, StoredChunk, StoreQuery
 
 from .data import corpus
 from .test_store_contract import all_points
@@ -210,3 +210,51 @@ async def test_a_field_index_is_made_once_and_filters_answer_the_same_with_it(st
             await store.count(PointFilter(collection_names=scope, where=parse_filter(raw))) == before[name]
         ), name
         assert before[name] == len(_ids(chunks, scope, admit)), name
+
+
+def _two_versions(chunks: list[StoredChunk]) -> list[StoredChunk]:
+    """Every ``kb-alpha`` chunk also as version ``g2`` (``meta.generation``, its own id), as a
+    migration writes it beside the untagged version."""
+    extra = [
+        StoredChunk(f"{c.id[:-4]}beef", c.content, {**c.meta, "generation": "g2"}, c.dense, c.sparse)
+        for c in chunks
+        if c.meta["collection_name"] == "kb-alpha"
+    ]
+    return [*chunks, *extra]
+
+
+async def test_versions_scope_reads_and_hidden_versions_leave_only_their_collection(
+    store: VectorStore,
+) -> None:
+    chunks = _two_versions(corpus().chunks)
+    await store.upsert(chunks)
+    alpha = [c for c in chunks if c.meta["collection_name"] == "kb-alpha"]
+    untagged = {c.id for c in alpha if "generation" not in c.meta}
+    tagged = {c.id for c in alpha if c.meta.get("generation") == "g2"}
+    assert untagged
+    assert len(tagged) == len(untagged)
+    scope = ("kb-alpha",)
+    assert {
+        c.id for c in await all_points(store, PointFilter(collection_names=scope, generation=""))
+    } == untagged
+    assert {
+        c.id for c in await all_points(store, PointFilter(collection_names=scope, generation="g2"))
+    } == tagged
+    assert await store.count(PointFilter(collection_names=scope, generation="g9")) == 0
+
+    both = ("kb-alpha", "kb-beta")
+    beta = {c.id for c in chunks if c.meta["collection_name"] == "kb-beta"}
+    dense = np.mean([c.dense for c in chunks if c.dense is not None], axis=0)
+    for hidden, visible in (("", tagged), ("g2", untagged)):
+        flt = PointFilter(collection_names=both, hidden=(HiddenVersions("kb-alpha", (hidden,)),))
+        assert await store.count(flt) == len(visible) + len(beta)
+        hits = await store.search(StoreQuery(filter=flt, limit=500, dense=dense, prefetch_limit=500))
+        assert {h.id for h in hits} == visible | beta  # kb-beta's untagged points stay
+    gone = PointFilter(collection_names=both, hidden=(HiddenVersions("kb-alpha", ("", "g2")),))
+    assert {c.id for c in await all_points(store, gone)} == beta
+    with_user_filter = PointFilter(
+        collection_names=both,
+        hidden=(HiddenVersions("kb-alpha", ("",)),),
+        where=parse_filter({"must": [{"key": "collection", "match": {"value": "kb-alpha"}}]}),
+    )
+    assert {c.id for c in await all_points(store, with_user_filter)} == tagged

@@ -440,6 +440,7 @@ async def open_services(
                 background=background,
                 reranker_names=tuple(rerankers),
                 spaces=spaces,
+                searcher=pipeline,
                 metrics=metrics,
                 clock=clock,
             )

@@ -30,6 +30,7 @@ from ragd.kb.worker import Worker
 from ragd.kb_types import ChunkingSpec, SourceKind, SourceSpec, TenantLimits
 from ragd.objects.base import ObjectStore
 from ragd.observe.metrics import Metrics
+from ragd.retrieve.pipeline import Searcher
 from ragd.settings import ChunkSettings, Settings
 from ragd.sources.base import SourceReader
 from ragd.store.base import VectorStore
@@ -167,6 +168,7 @@ async def open_knowledge(
     background: bool,
     reranker_names: tuple[str, ...] = (),
     spaces: DenseSpaces | None = None,
+    searcher: Searcher | None = None,
     metrics: Metrics | None = None,
     clock: Callable[[], float] = time.time,
 ) -> AsyncIterator[tuple[KbContext, Worker | None]]:
@@ -196,6 +198,12 @@ async def open_knowledge(
             limits=LimitsBook(defaults=TenantLimits(**settings.limits.model_dump())),
             clock=clock,
             standard_datasets=settings.tenants.datasets,
+            spaces=spaces,
+            migration_retain_s=settings.migrations.retain_s,
+            migration_max_regression=settings.migrations.max_regression,
+            migration_settle_s=settings.migrations.settle_s,
+            searcher=searcher,
+            max_eval_queries=settings.evaluation.max_run_queries,
         )
         if background:  # a server: what no grant covers is disabled before anything watches it
             await sweep_at_start(catalog, search_visibility(ctx))

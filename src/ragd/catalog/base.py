@@ -12,7 +12,7 @@ use-cases do, with the request's :class:`ragd.kb_types.Principal`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from ragd.kb_types import (
     ApiKeyInfo,
@@ -30,6 +30,8 @@ from ragd.kb_types import (
     JobItem,
     JobStatus,
     LedgerEntry,
+    Migration,
+    MigrationState,
     Principal,
     SourceGrant,
     SourceSchedule,
@@ -38,6 +40,7 @@ from ragd.kb_types import (
     TenantUsage,
     UiSession,
 )
+from ragd.types import CollectionVersion
 
 
 class TenantDirectory(Protocol):
@@ -418,6 +421,45 @@ class EvalSets(Protocol):
         ...
 
 
+class MigrationRepo(Protocol):
+    """Dataset migrations (issue 31 §1).  Every change of the version a dataset serves or hides is
+    one transaction with the migration's record (``ragd.catalog.sql.migrations_repo``)."""
+
+    async def create_migration(self, migration: Migration) -> Migration:
+        """Store a BUILDING migration and hide its target; MigrationRunning when one is in flight."""
+        ...
+
+    async def get_migration(self, migration_id: str) -> Migration | None: ...
+
+    async def list_migrations(self, dataset_id: str, *, limit: int = 50) -> list[Migration]: ...
+
+    async def migration_of_job(self, job_id: str) -> Migration | None: ...
+
+    async def update_migration(
+        self, migration_id: str, *, expect: Sequence[MigrationState] | None = None, **changes: Any
+    ) -> Migration: ...
+
+    async def switch_migration(
+        self,
+        migration_id: str,
+        *,
+        to_target: bool,
+        retain_until: float,
+        expect: Sequence[MigrationState],
+        file_chunks: Mapping[str, int] | None = None,
+    ) -> tuple[Dataset, Migration]: ...
+
+    async def end_migration(self, migration_id: str, state: MigrationState, **changes: Any) -> Migration: ...
+
+    async def removed_version(self, migration_id: str) -> Migration: ...
+
+    async def open_migrations(self) -> list[Migration]: ...
+
+    async def migrations_to_clean(self, now: float) -> list[Migration]: ...
+
+    async def collection_versions(self) -> dict[str, CollectionVersion]: ...
+
+
 class Catalog(
     TenantDirectory,
     TenantTemplates,
@@ -431,6 +473,7 @@ class Catalog(
     TenantLimitsRepo,
     AuditLog,
     EvalSets,
+    MigrationRepo,
     Protocol,
 ):
     """Every port over one database (what the SQL adapter provides)."""

@@ -11,14 +11,20 @@ the default model's, at no cost per search or per file.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from ragd.embed.base import DenseEmbedder
 from ragd.errors import ConfigurationError
-from ragd.types import DenseSpace
+from ragd.types import CollectionVersion, DenseSpace
 
 DEFAULT_MODEL = "default"
+
+
+#: how long the versions of migrating collections are reused before the catalog is asked again
+VERSIONS_TTL_S = 0.5
 
 
 class CollectionModels(Protocol):
@@ -26,6 +32,10 @@ class CollectionModels(Protocol):
 
     async def collection_models(self, collection_names: Sequence[str]) -> dict[str, str]:
         """The named model of each of ``collection_names`` that chose one; the rest use the default."""
+        ...
+
+    async def collection_versions(self) -> dict[str, CollectionVersion]:
+        """Every collection whose dataset holds more than one version of its chunks (a migration)."""
         ...
 
 
@@ -43,6 +53,8 @@ class DenseSpaces:
         self.named = dict(named or {})
         self._languages = {name: tuple(langs) for name, langs in (languages or {}).items()}
         self._lookup: CollectionModels | None = None
+        self._versions: tuple[float, dict[str, CollectionVersion]] | None = None
+        self._versions_lock = asyncio.Lock()
 
     def bind(self, lookup: CollectionModels) -> None:
         """Where the datasets' choices are read from (once the catalog is open)."""
@@ -81,6 +93,32 @@ class DenseSpaces:
 
     def languages(self, space: str | None, default: Sequence[str]) -> tuple[str, ...]:
         return self._languages.get(space or DEFAULT_MODEL, tuple(default))
+
+    async def versions(self) -> dict[str, CollectionVersion]:
+        """The collections whose datasets hold more than one version of their chunks (a migration
+        building or retaining one), with the model and generation each serves: read from the
+        catalog at most every VERSIONS_TTL_S (one small query; none per search in between).
+
+        The model of such a collection comes from here, never from :meth:`space_of`: the model and
+        the versions a search reads are one snapshot, so a switch is seen whole or not at all.  A
+        migration waits longer than the TTL after hiding its new version before writing into it."""
+        if self._lookup is None:
+            return {}
+        now = time.monotonic()
+        cached = self._versions
+        if cached is not None and now - cached[0] < VERSIONS_TTL_S:
+            return cached[1]
+        async with self._versions_lock:
+            cached = self._versions
+            if cached is not None and time.monotonic() - cached[0] < VERSIONS_TTL_S:
+                return cached[1]
+            fresh = await self._lookup.collection_versions()
+            self._versions = (time.monotonic(), fresh)
+            return fresh
+
+    def forget_versions(self) -> None:
+        """Read the versions from the catalog on the next search (this process changed them)."""
+        self._versions = None
 
     async def space_of(self, collection_name: str) -> str | None:
         """The named model of a collection's vectors (None: the default)."""

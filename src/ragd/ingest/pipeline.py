@@ -29,6 +29,7 @@ from ragd.ingest.ids import blob_hash, sha256_hex
 from ragd.ingest.locks import KeyedLocks
 from ragd.ingest.points import build_points, is_current, is_disabled
 from ragd.store.base import VectorStore
+from ragd.store.payload import GENERATION_FIELD
 from ragd.types import Blob, Document, FileRef, IngestReport, IngestStatus, PointFilter, StoredChunk
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,18 @@ class IngestOptions:
     chunker: Chunker | None = None
     disabled: bool | None = None
     admit: Callable[[int], Awaitable[None]] | None = None
+    #: one version of a dataset (issue 31: migrations): the file's points of that version only are
+    #: read and replaced, made with its model; None: the collection's points, its model looked up
+    version: IngestVersion | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IngestVersion:
+    """A version of a dataset's chunks: ``tag`` its generation (``""``: the untagged version built
+    before any migration), ``space`` the named dense model it is embedded with (None: the default)."""
+
+    tag: str
+    space: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +134,17 @@ class Ingestor:
         options: IngestOptions,
     ) -> Outcome:
         """Skip an unchanged file, else load its document and replace its points (lock held)."""
-        space = await self._spaces.space_of(ref.collection_name)
+        generation = None if options.version is None else options.version.tag
+        if options.version is None:
+            space = await self._spaces.space_of(ref.collection_name)
+        else:
+            space = options.version.space
+            if generation:
+                ref = replace(ref, extra={**ref.extra, GENERATION_FIELD: generation})
         model = self._spaces.embedder(space)
         chunker = options.chunker or self._chunkers.get(space or "", self._chunker)
         version = self.version_for(chunker, space)
-        existing = await self._existing(ref)
+        existing = await self._existing(ref, generation)
         if not force and is_current(existing, file_hash=file_hash, version=version):
             return Outcome(IngestStatus.UNCHANGED, len(existing))
         async with self._extracting:
@@ -173,8 +192,9 @@ class Ingestor:
         """One page of a file's points in every collection, for inspection."""
         return await self._store.scroll(PointFilter(file_id=file_id), limit=limit, offset=offset)
 
-    async def _existing(self, ref: FileRef) -> list[StoredChunk]:
-        flt = PointFilter(collection_names=(ref.collection_name,), file_id=ref.file_id)
+    async def _existing(self, ref: FileRef, generation: str | None = None) -> list[StoredChunk]:
+        """The file's points in its collection (of one version when ``generation`` is given)."""
+        flt = PointFilter(collection_names=(ref.collection_name,), file_id=ref.file_id, generation=generation)
         out: list[StoredChunk] = []
         offset: str | None = None
         while True:

@@ -61,6 +61,9 @@ def build_points(
     version: str,
     disabled: bool = False,
 ) -> list[StoredChunk]:
+    # a migration's version of the file has ids of its own (it is written beside the serving one)
+    generation = str(ref.extra.get("generation") or "")
+    version_key = f"{ref.collection_name}\x1e{generation}" if generation else ref.collection_name
     points = []
     for i, chunk in enumerate(chunks):
         meta = chunk_meta(
@@ -68,7 +71,7 @@ def build_points(
         ).to_payload()
         points.append(
             StoredChunk(
-                id=chunk_id(ref.collection_name, ref.file_id, chunk.split_id, sha256_hex(chunk.text)),
+                id=chunk_id(version_key, ref.file_id, chunk.split_id, sha256_hex(chunk.text)),
                 content=chunk.text,
                 meta=meta,
                 dense=dense[i],

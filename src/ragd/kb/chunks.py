@@ -22,6 +22,7 @@ from ragd.errors import InvalidRequest, NotFound
 from ragd.kb.access import readable, require_chunk_reader
 from ragd.kb.context import KbContext
 from ragd.kb.files import file_of
+from ragd.kb.indexing import served_generation
 from ragd.kb_types import FileEntry, Principal
 from ragd.store.file_chunks import file_chunks, split_id
 from ragd.types import PointFilter, StoredChunk
@@ -58,10 +59,17 @@ async def read_chunks(
     require_chunk_reader(principal)
     dataset = await readable(principal, ctx.catalog, dataset_id)
     entry = await file_of(ctx, dataset, file_id)
-    total = await ctx.store.count(PointFilter(collection_names=(dataset.collection_name,), file_id=entry.id))
+    generation = served_generation(dataset)  # while a migration runs: the version searches read
+    scope = PointFilter(collection_names=(dataset.collection_name,), file_id=entry.id, generation=generation)
+    total = await ctx.store.count(scope)
     first, last = (offset, offset + limit - 1) if around is None else (around - radius, around + radius)
     chunks = await file_chunks(
-        ctx.store, dataset.collection_name, entry.id, include_disabled=True, split_ids=(max(0, first), last)
+        ctx.store,
+        dataset.collection_name,
+        entry.id,
+        include_disabled=True,
+        split_ids=(max(0, first), last),
+        generation=generation,
     )
     if around is not None and not any(split_id(c) == around for c in chunks):
         raise NotFound(f"file {file_id!r} has no chunk with split_id {around}")

@@ -10,9 +10,11 @@ from pathlib import Path
 
 from ragd.catalog.base import Catalog
 from ragd.chunk.base import Chunker
+from ragd.embed.spaces import DenseSpaces
 from ragd.ingest.pipeline import Ingestor
 from ragd.kb.limits_book import LimitsBook
 from ragd.kb_types import ChunkingSpec, SourceSpec
+from ragd.retrieve.pipeline import Searcher
 from ragd.sources.base import SourceReader
 from ragd.store.base import VectorStore
 
@@ -43,6 +45,20 @@ class KbContext:
     clock: Callable[[], float] = time.time
     #: the tenant template's default (RAGD_TENANTS__DATASETS): names of every new tenant's datasets
     standard_datasets: tuple[str, ...] = ()
+
+    #: the dense models and the versions of migrating collections searches read (None: a context
+    #: without named models, e.g. a test's; migrations then only chunk again)
+    spaces: DenseSpaces | None = None
+    #: migrations: how long a version a dataset stopped serving is kept, the nDCG@10 drop a
+    #: switch accepts without override, and the wait after hiding a new version before writing it
+    migration_retain_s: float = 86_400.0
+    migration_max_regression: float = 0.02
+    migration_settle_s: float = 1.0
+    #: the one search pipeline (a migration runs the dataset's evaluation set through it on both
+    #: versions before it switches); None: no evaluation
+    searcher: Searcher | None = None
+    #: labelled queries one evaluation runs at most (RAGD_EVALUATION__MAX_RUN_QUERIES)
+    max_eval_queries: int = 200
 
     def upload_path(self, dataset_id: str, file_id: str) -> Path:
         return self.files_dir / dataset_id / file_id

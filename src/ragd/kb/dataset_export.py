@@ -21,6 +21,7 @@ from ragd.kb import archive_format as af
 from ragd.kb import audit
 from ragd.kb.access import readable, require_chunk_reader
 from ragd.kb.context import KbContext
+from ragd.kb.indexing import served_generation
 from ragd.kb_types import Dataset, FileEntry, Principal
 from ragd.types import IndexManifest, PointFilter
 
@@ -79,7 +80,8 @@ async def _stream(
     for piece in _member(af.FILES, listing, now, parts):
         yield piece
     points, n, cursor = 0, 0, None
-    scope = PointFilter(collection_names=(dataset.collection_name,))
+    # the version the dataset serves (a migration's other version stays behind)
+    scope = PointFilter(collection_names=(dataset.collection_name,), generation=served_generation(dataset))
     while True:
         page, cursor = await ctx.store.scroll(
             scope, limit=af.POINTS_PER_PART, offset=cursor, with_vectors=True

@@ -44,6 +44,7 @@ from ragd.kb_types import (
     JobKind,
     Principal,
 )
+from ragd.store.payload import GENERATION_FIELD
 from ragd.types import ChunkStrategy, IndexManifest, PointFilter, StoredChunk
 
 log = logging.getLogger(__name__)
@@ -266,6 +267,7 @@ def _rehomed(point: StoredChunk, dataset: Dataset, ids: Mapping[str, str]) -> St
             "a point of the archive belongs to no file of it, or has no split_id or dense vector"
         )
     meta["collection_name"], meta["file_id"] = dataset.collection_name, file_id
+    meta.pop(GENERATION_FIELD, None)  # the new dataset's one version: untagged
     new_id = chunk_id(dataset.collection_name, file_id, split_id, sha256_hex(point.content))
     return replace(point, id=new_id, meta=meta, space=dataset.embedding)
 

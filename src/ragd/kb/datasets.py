@@ -142,7 +142,8 @@ async def update_dataset(
             what = "chunking" if new_chunking else "embedding model"
             raise Conflict(
                 f"the {what} of a dataset with files cannot change (its chunks were made with the old one)",
-                hint=f"create a new dataset with the new {what}, or delete the files first",
+                hint=f"move the dataset to the new {what} with a migration "
+                "(POST /api/v1/datasets/{id}/migrations, ragd migrate): it keeps serving meanwhile",
             )
         ctx.chunker_for(chunking or current.chunking, model)
     updated = replace(

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 
 from ragd.errors import NotFound, RagError
-from ragd.ingest.pipeline import IngestOptions, Outcome
+from ragd.ingest.pipeline import IngestOptions, IngestVersion, Outcome
 from ragd.kb.context import KbContext
 from ragd.kb.grants import refuse_disabled
 from ragd.kb.quota import storage_check
-from ragd.kb_types import ChunkingSpec, Dataset, FileEntry, FileStatus
+from ragd.kb_types import ChunkingSpec, Dataset, FileEntry, FileStatus, ItemStage, VersionSpec
 from ragd.sources.base import SourceItem
 from ragd.types import Blob, Document, FileRef, PointFilter
+
+log = logging.getLogger(__name__)
 
 #: file ids of source items derive from (source, key): a re-sync finds the same file
 SOURCE_ITEMS = uuid.UUID("6f1c1a52-61f3-4d8e-9b8e-2d1f3c0a7a11")
@@ -49,23 +54,67 @@ def file_chunking(dataset: Dataset, own: ChunkingSpec | None) -> ChunkingSpec:
     )
 
 
+def serving_version(dataset: Dataset) -> IngestVersion | None:
+    """The version a write of ``dataset`` goes to: None while it has only ever had one (the
+    collection's points, as always), else the one it serves, so a migration's other version of
+    the same file is neither read nor replaced."""
+    if not dataset.generation and not dataset.hidden:
+        return None
+    return IngestVersion(dataset.generation, dataset.embedding)
+
+
+def served_generation(dataset: Dataset) -> str | None:
+    """The generation a read of ``dataset``'s chunks is scoped to (None: it has only one version)."""
+    return None if not dataset.generation and not dataset.hidden else dataset.generation
+
+
+async def _ingest(
+    ctx: KbContext, content: Blob | Document, ref: FileRef, *, force: bool, options: IngestOptions
+) -> Outcome:
+    if isinstance(content, Document):
+        return await ctx.ingestor.ingest_document(content, ref, force=force, options=options)
+    return await ctx.ingestor.ingest(content, ref, force=force, options=options)
+
+
+async def index_version(
+    ctx: KbContext,
+    dataset: Dataset,
+    entry: FileEntry,
+    content: Blob | Document,
+    version: VersionSpec,
+    *,
+    force: bool = False,
+) -> Outcome:
+    """Write ``content`` as ``entry``'s chunks of one version of ``dataset`` (a migration's new
+    one: its model and chunking, the file's own chunking fields over the version's); the
+    catalog entry is not touched (it describes the version served)."""
+    shaped = replace(dataset, chunking=version.chunking, embedding=version.embedding)
+    options = IngestOptions(
+        chunker=ctx.chunker_for(file_chunking(shaped, entry.chunking), version.embedding),
+        disabled=not entry.enabled,
+        version=IngestVersion(version.generation, version.embedding),
+    )
+    return await _ingest(ctx, content, file_ref(dataset, entry), force=force, options=options)
+
+
 async def index_content(
     ctx: KbContext, dataset: Dataset, entry: FileEntry, content: Blob | Document, *, force: bool = False
 ) -> Outcome:
-    """Ingest ``content`` as ``entry``; the entry records the outcome (or the error, re-raised)."""
+    """Ingest ``content`` as ``entry``; the entry records the outcome (or the error, re-raised).
+
+    While a migration builds the dataset's next version the file is written into both."""
+    dataset = await ctx.catalog.get_dataset(dataset.id) or dataset  # its version now, not the caller's
     entry = await ctx.catalog.put_file(replace(entry, status=FileStatus.INDEXING))
     size = entry.size or content_size(content)
     options = IngestOptions(
         chunker=ctx.chunker_for(file_chunking(dataset, entry.chunking), dataset.embedding),
         disabled=not entry.enabled,
         admit=storage_check(ctx.catalog, ctx.limits, dataset.tenant_id, entry.id, size),
+        version=serving_version(dataset),
     )
     ref = file_ref(dataset, entry)
     try:
-        if isinstance(content, Document):
-            outcome = await ctx.ingestor.ingest_document(content, ref, force=force, options=options)
-        else:
-            outcome = await ctx.ingestor.ingest(content, ref, force=force, options=options)
+        outcome = await _ingest(ctx, content, ref, force=force, options=options)
     except RagError as exc:
         await ctx.catalog.put_file(
             replace(entry, status=FileStatus.FAILED, error_code=exc.code, error_message=str(exc)[:2000])
@@ -87,7 +136,63 @@ async def index_content(
             updated_at=time.time(),
         )
     )
+    if dataset.hidden:
+        await _into_building(ctx, dataset, entry, content, force=force)
     return outcome
+
+
+async def _into_building(
+    ctx: KbContext, dataset: Dataset, entry: FileEntry, content: Blob | Document, *, force: bool
+) -> None:
+    """A file written while a migration builds the dataset's next version lands in it too (and is
+    counted among the migration job's items while that job runs)."""
+    latest = await ctx.catalog.list_migrations(dataset.id, limit=1)
+    if not latest or not latest[0].state.in_flight or latest[0].target.generation not in dataset.hidden:
+        return
+    migration = latest[0]
+    job = await ctx.catalog.get_job(migration.job_id) if migration.job_id else None
+    running = job is not None and not job.status.finished
+    try:
+        outcome = await index_version(ctx, dataset, entry, content, migration.target, force=force)
+    except RagError as exc:  # the served version is written: the migration's last sweep tries again
+        log.warning("migration %s: %s not written into the new version: %s", migration.id, entry.id, exc)
+        if running:
+            await ctx.catalog.update_item(
+                migration.job_id or "",
+                entry.id,
+                ItemStage.FAILED,
+                file_id=entry.id,
+                error_code=exc.code,
+                error_message=str(exc)[:2000],
+            )
+        return
+    if running:
+        await ctx.catalog.update_item(
+            migration.job_id or "", entry.id, ItemStage.DONE, file_id=entry.id, chunks=outcome.chunks
+        )
+
+
+@asynccontextmanager
+async def entry_content(ctx: KbContext, entry: FileEntry) -> AsyncIterator[Blob | Document]:
+    """A file's content: its stored upload, or its item fetched again from its source."""
+    if entry.source_id is None:
+        path = ctx.upload_path(entry.dataset_id, entry.id)
+        if not path.is_file():
+            raise NotFound(f"the stored bytes of {entry.name!r} are gone; upload the file again")
+        yield Blob(name=entry.name, path=path)
+        return
+    source = await ctx.catalog.get_source(entry.source_id)
+    if source is None or entry.item_key is None:
+        raise NotFound(f"the source of {entry.name!r} was removed")
+    refuse_disabled(source)  # no grant covers it: its items are not read again
+    item = SourceItem(key=entry.item_key, fingerprint=entry.content_hash or "", name=entry.name)
+    async with ctx.reader_for(source) as reader:
+        content = await reader.load(item)
+        try:
+            yield content
+        finally:
+            if isinstance(content, Blob):
+                await reader.release(content)
 
 
 def content_size(content: Blob | Document) -> int:
@@ -101,20 +206,5 @@ def content_size(content: Blob | Document) -> int:
 
 async def index_entry(ctx: KbContext, dataset: Dataset, entry: FileEntry, *, force: bool) -> Outcome:
     """Index a file from its stored upload, or from its item fetched again from its source."""
-    if entry.source_id is None:
-        path = ctx.upload_path(dataset.id, entry.id)
-        if not path.is_file():
-            raise NotFound(f"the stored bytes of {entry.name!r} are gone; upload the file again")
-        return await index_content(ctx, dataset, entry, Blob(name=entry.name, path=path), force=force)
-    source = await ctx.catalog.get_source(entry.source_id)
-    if source is None or entry.item_key is None:
-        raise NotFound(f"the source of {entry.name!r} was removed")
-    refuse_disabled(source)  # no grant covers it: its items are not read again
-    item = SourceItem(key=entry.item_key, fingerprint=entry.content_hash or "", name=entry.name)
-    async with ctx.reader_for(source) as reader:
-        content = await reader.load(item)
-        try:
-            return await index_content(ctx, dataset, entry, content, force=force)
-        finally:
-            if isinstance(content, Blob):
-                await reader.release(content)
+    async with entry_content(ctx, entry) as content:
+        return await index_content(ctx, dataset, entry, content, force=force)

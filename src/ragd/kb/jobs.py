@@ -22,9 +22,10 @@ from dataclasses import dataclass, field, replace
 
 from ragd.errors import Conflict, InvalidRequest, NotFound, is_permanent
 from ragd.kb import audit
-from ragd.kb.access import require_writer, writable
+from ragd.kb.access import require_admin, require_writer, writable
 from ragd.kb.context import KbContext
 from ragd.kb.files import new_job
+from ragd.kb.migrations import retry_migration
 from ragd.kb.sources import enqueue_sync
 from ragd.kb_types import Dataset, FileStatus, ItemStage, Job, JobItem, JobKind, JobStatus, Principal
 
@@ -113,6 +114,10 @@ async def retry_job(ctx: KbContext, principal: Principal, job_id: str) -> Retry:
     if job.status is JobStatus.SUCCEEDED and not job.failed:
         raise Conflict(f"job {job_id!r} succeeded with no failed item: there is nothing to retry")
     dataset = await writable(principal, ctx.catalog, job.dataset_id or "")
+    if job.kind is JobKind.MIGRATE:
+        require_admin(principal, dataset.tenant_id)
+        retry = await retry_migration(ctx, job)
+        return Retry(retry, retried=retry.total)
     if job.kind is JobKind.SYNC:
         source = await ctx.catalog.get_source(str(job.payload.get("source_id", "")))
         if source is None or source.dataset_id != dataset.id:

@@ -8,7 +8,7 @@ reranker gets the datasets' own (:func:`datasets_reranker`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ragd.errors import InvalidRequest
@@ -16,7 +16,7 @@ from ragd.kb.access import readable_datasets, require_chunk_reader
 from ragd.kb.context import KbContext
 from ragd.kb_types import Dataset, Principal
 from ragd.retrieve.pipeline import PipelineRequest, Searcher
-from ragd.types import Hit, MetaFilter, PointFilter, SearchKnobs, SearchMode
+from ragd.types import CollectionVersion, Hit, MetaFilter, PointFilter, SearchKnobs, SearchMode
 
 MAX_QUERY_CHARS = 2000
 
@@ -50,7 +50,9 @@ async def search_datasets(
     mode: SearchMode = SearchMode.HYBRID,
     deadline_s: float | None = None,
     knobs: SearchKnobs | None = None,
+    versions: Mapping[str, CollectionVersion] | None = None,
 ) -> ScopedHits:
+    """``versions``: read these versions of the datasets' collections (a migration's evaluation)."""
     require_chunk_reader(principal)
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidRequest(f"a query is at most {MAX_QUERY_CHARS} characters")
@@ -68,6 +70,7 @@ async def search_datasets(
         mode=mode,
         deadline_s=deadline_s,
         knobs=knobs,
+        versions=versions,
     )
     result = await searcher.run(request)
     return ScopedHits(tuple(datasets), result.hits, matched)

@@ -28,8 +28,9 @@ from contextlib import suppress
 from ragd.errors import RagError
 from ragd.kb.context import KbContext
 from ragd.kb.datasets import collection_name_for
+from ragd.kb.migrations import run_migration, tidy_migrations
 from ragd.kb.runs import CancelRequested, CancelSignal, run_job
-from ragd.kb_types import Job, JobStatus
+from ragd.kb_types import Job, JobKind, JobStatus
 from ragd.observe.logging import sanitize
 from ragd.observe.metrics import Metrics
 from ragd.settings import WorkerSettings
@@ -42,6 +43,8 @@ LOST, STOPPING = "lost", "stopping"
 
 #: the queue's counts (the ``kb_jobs`` gauge) are read at most this often
 COUNT_EVERY_S = 5.0
+#: migrations are tidied (ended, retained versions removed) at most this often
+TIDY_EVERY_S = 2.0
 
 
 class Worker:
@@ -57,6 +60,7 @@ class Worker:
         self._settings = settings
         self._metrics = metrics
         self._counted_at = -COUNT_EVERY_S
+        self._tidied_at = -TIDY_EVERY_S
         if metrics is not None:
             metrics.jobs_running_here.set_function(lambda: len(self._running))
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -74,6 +78,7 @@ class Worker:
             while not stop.is_set():
                 await self._fill()
                 await self.count_jobs()
+                await self.tidy()
                 self._wake.clear()
                 waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self._wake.wait())]
                 await asyncio.wait(
@@ -99,6 +104,18 @@ class Worker:
             return
         for status, n in counts.items():
             self._metrics.jobs.labels(status.value).set(n)
+
+    async def tidy(self, *, now: float | None = None) -> None:
+        """Migrations' housekeeping (at most every TIDY_EVERY_S): end those whose job ended, remove
+        versions whose retention is over."""
+        now = time.monotonic() if now is None else now
+        if now - self._tidied_at < TIDY_EVERY_S:
+            return
+        self._tidied_at = now
+        try:
+            await tidy_migrations(self._ctx)
+        except RagError as exc:
+            log.warning("job worker cannot tidy migrations: %s", exc)
 
     async def _fill(self) -> None:
         while len(self._running) < self._settings.concurrency:
@@ -130,7 +147,10 @@ class Worker:
         cancel = CancelSignal(functools.partial(self._cancel_requested, job.id))
         beat = asyncio.create_task(self._heartbeat(job.id, current, cancel))
         try:
-            await run_job(self._ctx, job, cancel)
+            if job.kind is JobKind.MIGRATE:
+                await run_migration(self._ctx, job, cancel)
+            else:
+                await run_job(self._ctx, job, cancel)
         except CancelRequested:
             await self._finish(job, JobStatus.CANCELLED, "CANCELLED", "cancelled on request")
             log.info("job %s cancelled", job.id)

@@ -32,7 +32,7 @@ from ragd.retrieve.ranking import apply_rerank, dedup_by_content, merge_best
 from ragd.retrieve.relevance import above
 from ragd.retrieve.search import Retriever, SearchRequest
 from ragd.settings import RerankSettings
-from ragd.types import Hit, Message, SearchKnobs, SearchMode
+from ragd.types import CollectionVersion, Hit, Message, SearchKnobs, SearchMode
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,8 @@ class PipelineRequest:
     deadline_s: float | None = None
     #: floors, fusion weight, diversity: one record for every surface
     knobs: SearchKnobs = field(default_factory=SearchKnobs)
+    #: read these versions of the collections named (a migration evaluating its new version)
+    versions: Mapping[str, CollectionVersion] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +206,7 @@ class SearchPipeline:
                     languages=request.knobs.languages,
                     hnsw_ef=request.knobs.hnsw_ef,
                     where=request.knobs.where,
+                    versions=request.versions,
                 )
             )
         self._metrics.candidates_fetched.observe(len(hits))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ragd.embed.base import DenseEmbedder, InProcessQueryEmbedder, SparseEmbedder
@@ -41,8 +41,10 @@ from ragd.retrieve.relevance import Evidence, evidence_for, with_cosines, with_r
 from ragd.settings import RetrievalSettings
 from ragd.store.base import InProcessSearch, VectorStore
 from ragd.types import (
+    CollectionVersion,
     DenseVector,
     FusionParams,
+    HiddenVersions,
     Hit,
     MetaFilter,
     PointFilter,
@@ -82,6 +84,9 @@ class SearchRequest:
     hnsw_ef: int | None = None
     #: the user's filter expression (:mod:`ragd.retrieve.filters`), ANDed with ``collections``
     where: MetaFilter | None = None
+    #: which version of a collection's chunks to read, over the one it serves (a migration
+    #: evaluating its new version before the switch); unnamed collections read what they serve
+    versions: Mapping[str, CollectionVersion] | None = None
 
 
 class Retriever:
@@ -139,19 +144,50 @@ class Retriever:
         request = replace(request, mode=self.effective_mode(request.mode))
         if not request.query.strip():
             return []
-        groups = await self._spaces.group(request.collections)
+        groups, hidden = await self._plan(request)
         if len(groups) == 1:
             ((space, names),) = groups.items()
-            return await self._search_space(request, names, space)
+            return await self._search_space(request, names, space, hidden)
         lists = await asyncio.gather(
-            *(self._search_space(request, names, space) for space, names in groups.items())
+            *(self._search_space(request, names, space, hidden) for space, names in groups.items())
         )
         return dedup_by_content(merge_best(lists))[: max(request.k, request.candidates or 0)]
 
+    async def _plan(
+        self, request: SearchRequest
+    ) -> tuple[dict[str | None, tuple[str, ...]], dict[str, HiddenVersions]]:
+        """The collections by the model of the version they serve (first appearance order), and
+        the versions to leave out of each collection that holds more than one (a migration)."""
+        versions = await self._spaces.versions()
+        if request.versions:
+            versions = {**versions, **request.versions}
+        if not versions:
+            return await self._spaces.group(request.collections), {}
+        plain = tuple(c for c in request.collections if c not in versions)
+        looked_up = await self._spaces.group(plain) if plain else {}
+        groups: dict[str | None, list[str]] = {}
+        hidden: dict[str, HiddenVersions] = {}
+        for name in request.collections:
+            version = versions.get(name)
+            if version is None:
+                space = next(s for s, names in looked_up.items() if name in names)
+            else:
+                space = version.space
+                if version.hidden:
+                    hidden[name] = HiddenVersions(name, version.hidden)
+            groups.setdefault(space, []).append(name)
+        return {space: tuple(names) for space, names in groups.items()}, hidden
+
     async def _search_space(
-        self, request: SearchRequest, collections: tuple[str, ...], space: str | None
+        self,
+        request: SearchRequest,
+        collections: tuple[str, ...],
+        space: str | None,
+        hidden: Mapping[str, HiddenVersions] | None = None,
     ) -> list[Hit]:
-        """One query over ``collections``, whose vectors were all made by the model of ``space``."""
+        """One query over ``collections``, whose vectors were all made by the model of ``space``;
+        ``hidden``: versions of some of them no search may read."""
+        left_out = tuple(hidden[c] for c in collections if c in hidden) if hidden else ()
         want = max(request.k, request.candidates or 0)
         model_languages = self._spaces.languages(space, self._languages)
         started = time.perf_counter()
@@ -165,7 +201,10 @@ class Retriever:
         def store_query(dense_vec: DenseVector | None) -> StoreQuery:
             return StoreQuery(
                 filter=PointFilter(
-                    collection_names=collections, languages=request.languages or None, where=request.where
+                    collection_names=collections,
+                    languages=request.languages or None,
+                    where=request.where,
+                    hidden=left_out,
                 ),
                 limit=result_limit(want, depth),
                 dense=dense_vec,

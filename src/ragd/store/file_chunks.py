@@ -28,12 +28,15 @@ async def file_chunks(
     include_disabled: bool = False,
     max_chunks: int = MAX_CHUNKS,
     split_ids: tuple[int, int] | None = None,
+    generation: str | None = None,
 ) -> list[StoredChunk]:
     """The points stored as ``file_id`` in ``collection``, by ``split_id``; a disabled file's
     points only with ``include_disabled`` (they are out of search, and so out of what a model reads);
     with ``split_ids`` only those whose ``split_id`` lies in ``[first, last]`` (read by the engine's
     filter, not sliced from the whole file)."""
-    flt = PointFilter(collection_names=(collection,), file_id=file_id, split_ids=split_ids)
+    flt = PointFilter(
+        collection_names=(collection,), file_id=file_id, split_ids=split_ids, generation=generation
+    )
     chunks: list[StoredChunk] = []
     offset: str | None = None
     while len(chunks) < max_chunks:
@@ -42,4 +45,15 @@ async def file_chunks(
         if offset is None:
             break
     chunks.sort(key=split_id)
-    return chunks
+    return one_version(chunks) if generation is None else chunks
+
+
+def one_version(chunks: list[StoredChunk]) -> list[StoredChunk]:
+    """The chunks of one version of the file: while a migration builds a dataset's next version
+    (or retains its last one) a file has two, which must not be read interleaved.  Either version
+    holds the whole text; the untagged (oldest) one is kept, else the first tag in order."""
+    tags = {str(c.meta.get("generation") or "") for c in chunks}
+    if len(tags) <= 1:
+        return chunks
+    keep = min(tags)
+    return [c for c in chunks if str(c.meta.get("generation") or "") == keep]

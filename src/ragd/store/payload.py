@@ -33,7 +33,17 @@ from typing import Any
 import numpy as np
 
 from ragd.errors import InvalidRequest
-from ragd.types import DenseVector, IndexManifest, MetaFilter, PointFilter, SparseVector, StoredChunk
+from ragd.types import (
+    DenseVector,
+    EmptyCondition,
+    FilterNode,
+    IndexManifest,
+    MatchCondition,
+    MetaFilter,
+    PointFilter,
+    SparseVector,
+    StoredChunk,
+)
 
 DENSE_VECTOR = "text-dense"
 SPARSE_VECTOR = "text-sparse"
@@ -63,6 +73,10 @@ BUILTIN_FILTER_KEYS = {
     "dataset": "meta.dataset_id",
 }
 DISABLED_FIELD = "disabled"
+#: the version of a dataset's chunks a point belongs to (issue 31: migrations); absent on the
+#: version built before any migration.  A filter key of its own, never one a user's filter accepts
+GENERATION_FIELD = "generation"
+GENERATION_KEY = f"{META_KEY}.{GENERATION_FIELD}"
 DISABLED_KEY = f"{META_KEY}.{DISABLED_FIELD}"
 
 _CANONICAL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -299,7 +313,32 @@ def filter_plan(flt: PointFilter) -> FilterPlan:
         matches.append(KeywordMatch(LANGUAGES_KEY, tuple(flt.languages)))
     ids = None if flt.ids is None else tuple(point_uuid(i) for i in flt.ids)
     ranges = () if flt.split_ids is None else (RangeMatch(SPLIT_ID_KEY, *flt.split_ids),)
-    return FilterPlan(matches=tuple(matches), ids=ids, ranges=ranges, where=flt.where)
+    return FilterPlan(matches=tuple(matches), ids=ids, ranges=ranges, where=versioned_where(flt))
+
+
+def generation_condition(tag: str) -> FilterNode:
+    """The chunks of one version: ``""`` the untagged one, else those tagged ``tag``."""
+    if tag == "":
+        return EmptyCondition(GENERATION_FIELD, empty=True)
+    return MatchCondition(GENERATION_FIELD, (tag,))
+
+
+def versioned_where(flt: PointFilter) -> MetaFilter | None:
+    """The user's filter with the version scope folded in: ``generation`` (must) and each
+    collection's hidden versions (must not); the filter itself when there is neither."""
+    if flt.generation is None and not flt.hidden:
+        return flt.where
+    must: list[FilterNode] = [] if flt.where is None else [flt.where]
+    if flt.generation is not None:
+        must.append(generation_condition(flt.generation))
+    must_not: list[FilterNode] = []
+    for hidden in flt.hidden:
+        if not hidden.tags:
+            continue
+        tags = tuple(generation_condition(t) for t in hidden.tags)
+        which = tags[0] if len(tags) == 1 else MetaFilter(should=tags)
+        must_not.append(MetaFilter(must=(MatchCondition("collection", (hidden.collection_name,)), which)))
+    return MetaFilter(must=tuple(must), must_not=tuple(must_not))
 
 
 def field_index(name: str, kind: IndexKind) -> PayloadIndex:

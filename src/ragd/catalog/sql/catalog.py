@@ -19,6 +19,7 @@ from ragd.catalog.sql.jobs import SqlJobs
 from ragd.catalog.sql.leases import SqlLeases
 from ragd.catalog.sql.limits import SqlLimits
 from ragd.catalog.sql.migrate import upgrade
+from ragd.catalog.sql.migrations_repo import SqlMigrations
 from ragd.catalog.sql.schedules import SqlSchedules
 from ragd.catalog.sql.sources import SqlSources
 from ragd.catalog.sql.tenants import SqlTenants
@@ -43,6 +44,7 @@ class SqlCatalog(
     SqlLimits,
     SqlAudit,
     SqlEvalSets,
+    SqlMigrations,
 ):
     """TenantDirectory, DatasetRepo, FileRepo, SourceRepo and JobQueue over one SQLAlchemy
     engine.  Build it with :func:`open_catalog`; close it with :meth:`aclose`."""

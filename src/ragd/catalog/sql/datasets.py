@@ -11,7 +11,7 @@ from sqlalchemy import delete, func, insert, select, update
 from ragd.catalog.sql import records
 from ragd.catalog.sql.engine import Database
 from ragd.catalog.sql.tables import datasets, files
-from ragd.errors import NotFound
+from ragd.errors import Conflict, NotFound
 from ragd.kb_types import Dataset, DatasetStats, FileStatus
 
 
@@ -55,12 +55,19 @@ class SqlDatasets:
         for an unknown id.  Returns the stored dataset (``updated_at`` now)."""
         statement = (
             update(datasets)
-            .where(datasets.c.id == dataset.id)
+            .where(datasets.c.id == dataset.id, datasets.c.generation == dataset.generation)
             .values(updated_at=self._db.now(), **records.dataset_values(dataset))
             .returning(*datasets.c)
         )
         async with self._db.write(conflict=_taken(dataset, new=False)) as conn:
             row = (await conn.execute(statement)).mappings().first()
+            exists = (
+                row is not None
+                or (await conn.execute(select(datasets.c.id).where(datasets.c.id == dataset.id))).first()
+            )
+        if row is None and exists:
+            # a migration switched its version (model, chunking) since it was read: not overwritten
+            raise Conflict(f"dataset {dataset.id!r} changed version meanwhile; read it again and retry")
         if row is None:
             raise NotFound(f"no dataset {dataset.id!r}")
         return records.dataset(row)

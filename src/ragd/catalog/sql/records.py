@@ -62,6 +62,8 @@ def dataset(row: RowMapping) -> Dataset:
         embedding=row["embedding"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        generation=row["generation"] or "",
+        hidden=tuple(row["hidden"] or ()),
     )
 
 

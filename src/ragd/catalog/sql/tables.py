@@ -80,6 +80,9 @@ datasets = Table(
     Column("embedding", String, nullable=True),  # 0003
     #: each user metadata field's type in this dataset's files ({name: string|number|boolean|date}) (0007)
     Column("field_types", JSON, nullable=True),
+    #: the version of its chunks searches read ("" the untagged one) and the versions no read sees (0010)
+    Column("generation", String, nullable=False, server_default=""),
+    Column("hidden", JSON, nullable=True),
     Index("uq_datasets_tenant_id_name", "tenant_id", "name", unique=True),
 )
 
@@ -287,4 +290,31 @@ eval_queries = Table(
     Column("source", String, nullable=False),  # "api" | "import" | "sandbox" | "chat"
     Column("created_at", Float, nullable=False),
     Index("ix_eval_queries_dataset_id_created_at", "dataset_id", "created_at"),
+)
+
+#: a dataset moving to another model or chunking (0010); ``source``/``target``: VersionSpec JSON
+migrations = Table(
+    "migrations",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("dataset_id", String, _fk("datasets.id"), nullable=False),
+    Column("tenant_id", String, nullable=False),
+    Column("state", String, nullable=False),
+    Column("source", JSON, nullable=False),
+    Column("target", JSON, nullable=False),
+    Column("job_id", String, nullable=True),
+    Column("auto_switch", Boolean, nullable=False),
+    Column("max_regression", Float, nullable=False),
+    Column("reports", JSON, nullable=False),
+    Column("held", String, nullable=True),
+    Column("failed_files", Integer, nullable=False),
+    Column("error_code", String, nullable=True),
+    Column("error_message", String, nullable=True),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("switched_at", Float, nullable=True),
+    Column("rolled_back_at", Float, nullable=True),
+    Column("retain_until", Float, nullable=True),
+    Column("removed_at", Float, nullable=True),
+    Index("ix_migrations_dataset_id_created_at", "dataset_id", "created_at"),
 )
