@@ -31,6 +31,11 @@ from tests.support.scripted_http import RecordedRequest, Reply, ScriptedServer
 
 pytestmark = pytest.mark.slow
 
+#: how long a version a dataset stopped serving is kept (the tests roll back well within it)
+RETAIN_S = 6.0
+#: each live server's stored uploads, by its URL
+FILES_DIRS: dict[str, Path] = {}
+
 TOPICS = [
     ("harbor", "The harbor crane lifts forty containers every hour."),
     ("orchard", "The orchard grows eleven kinds of heritage apples."),
@@ -157,16 +162,18 @@ def server(
     if request.param == "postgres":
         pg = request.getfixturevalue("postgres_server")
         url = pg.create_database()
+    data_dir = tmp_path_factory.mktemp("migrations") / "data"
     settings = kb_settings(
-        tmp_path_factory.mktemp("migrations") / "data",
+        data_dir,
         model_cache,
         url,
         embedders={"words": model(upstream, "words-64"), "noise": model(upstream, "noise-64")},
-        migrations=MigrationSettings(settle_s=0.6),
+        migrations=MigrationSettings(settle_s=0.6, retain_s=RETAIN_S),
     )
     try:
         with LiveServer(create_app(settings)) as live:
             live.wait_ready()
+            FILES_DIRS[live.url] = settings.files_dir
             yield live
     finally:
         if pg is not None and url is not None:
@@ -365,3 +372,98 @@ def test_an_editor_may_not_migrate_and_other_tenants_see_nothing(
         stranger.close()
     finally:
         service.close()
+
+
+def stored_chunks(server: LiveServer, dataset: dict[str, Any]) -> int:
+    """Every chunk of the dataset's collection in the store, whatever its version."""
+    service = Api(server.url, SERVICE_KEY)
+    try:
+        rows = service.ok("GET", "/api/v1/collections")["collections"]
+    finally:
+        service.close()
+    return sum(r["chunks"] for r in rows if r["dataset_id"] == dataset["id"])
+
+
+def served_chunks(admin: Api, dataset: dict[str, Any]) -> int:
+    return sum(f["chunks"] for f in admin.ok("GET", f"/api/v1/datasets/{dataset['id']}/files")["files"])
+
+
+def test_the_version_not_served_is_removed_when_its_retention_ends(
+    server: LiveServer, admin: Api, dataset: dict[str, Any]
+) -> None:
+    latest = admin.ok("GET", f"/api/v1/datasets/{dataset['id']}/migrations")["migrations"][0]
+    assert latest["state"] == "rolled_back"
+    path = f"/api/v1/datasets/{dataset['id']}/migrations/{latest['id']}"
+    gone = wait_state_where(admin, path, lambda m: m["removed_at"] is not None, timeout_s=RETAIN_S + 30)
+    assert gone["retain_until"] <= gone["removed_at"]
+    assert stored_chunks(server, dataset) == served_chunks(admin, dataset)  # one version left
+    refused = admin.ok("POST", f"{path}/switch", 409, json={"override": True})
+    assert refused["detail"]["code"] == "MIGRATION_STATE"
+
+
+def test_a_cancelled_migration_leaves_the_served_version_alone(
+    server: LiveServer, admin: Api, dataset: dict[str, Any]
+) -> None:
+    served = served_chunks(admin, dataset)
+    started = migrate(
+        admin, dataset, chunking={"strategy": "token", "size": 40, "overlap": 0}, auto_switch=False
+    )
+    cancelled = admin.ok("POST", f"/api/v1/datasets/{dataset['id']}/migrations/{started['id']}/cancel")
+    assert cancelled["state"] == "cancelled"
+    path = f"/api/v1/datasets/{dataset['id']}/migrations/{started['id']}"
+    wait_state_where(admin, path, lambda m: m["removed_at"] is not None, timeout_s=60)
+    assert admin.ok("GET", f"/api/v1/datasets/{dataset['id']}")["chunking"]["size"] == 24
+    assert served_chunks(admin, dataset) == served
+    # its job stops or finishes; then nothing of the new version is left in the store
+    wait_state_where(admin, path, lambda m: m["job"]["finished"], timeout_s=60)
+    tidy = time.monotonic() + 30
+    while stored_chunks(server, dataset) != served:
+        assert time.monotonic() < tidy, "the cancelled version's chunks were not removed"
+        time.sleep(0.2)
+    assert hits(admin, dataset, queries()[5])
+    again = admin.ok("POST", f"/api/v1/datasets/{dataset['id']}/migrations/{started['id']}/cancel", 409)
+    assert again["detail"]["code"] == "MIGRATION_STATE"
+
+
+def wait_state_where(admin: Api, path: str, done: Any, timeout_s: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got: dict[str, Any] = admin.ok("GET", path)
+        if done(got):
+            return got
+        assert time.monotonic() < deadline, got
+        time.sleep(0.2)
+
+
+def test_a_file_that_fails_keeps_its_old_version_holds_the_switch_and_a_retry_finishes_it(
+    server: LiveServer, admin: Api, dataset: dict[str, Any]
+) -> None:
+    victim = dataset["file_ids"][f"{TOPICS[7][0]}.md"]
+    stored = FILES_DIRS[server.url] / dataset["id"] / victim
+    kept = stored.read_bytes()
+    stored.unlink()  # its new version cannot be built: NOT_FOUND for that file alone
+    try:
+        started = migrate(admin, dataset, chunking={"strategy": "token", "size": 64, "overlap": 0})
+        held = wait_state(admin, dataset, started["id"], "ready", "switched", "failed")
+    finally:
+        stored.write_bytes(kept)
+    assert held["state"] == "ready", held
+    assert held["held"] == "failed_files"
+    assert held["failed_files"] == 1
+    job = admin.ok("GET", f"/api/v1/jobs/{held['job_id']}")
+    assert job["status"] == "partial"
+    assert [e["key"] for e in job["errors"]] == [victim]
+    assert job["errors"][0]["code"] == "NOT_FOUND"
+    # the old version still answers for it, and a plain switch is refused
+    assert hits(admin, dataset, question(*TOPICS[7]))[0]["name"] == f"{TOPICS[7][0]}.md"
+    path = f"/api/v1/datasets/{dataset['id']}/migrations/{started['id']}"
+    assert admin.ok("POST", f"{path}/switch", 409, json={})["detail"]["code"] == "MIGRATION_HELD"
+
+    retry = admin.ok("POST", f"/api/v1/jobs/{held['job_id']}/retry", 202)
+    assert retry["kind"] == "migrate"
+    assert retry["total"] == 1
+    done = wait_state(admin, dataset, started["id"], "switched", "failed")
+    assert done["state"] == "switched", done
+    assert done["job_id"] == retry["id"]
+    assert admin.ok("GET", f"/api/v1/datasets/{dataset['id']}")["chunking"]["size"] == 64
+    assert hits(admin, dataset, question(*TOPICS[7]))[0]["name"] == f"{TOPICS[7][0]}.md"

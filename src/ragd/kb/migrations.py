@@ -30,6 +30,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import replace
 from typing import Any
 
@@ -285,25 +286,29 @@ async def run_migration(ctx: KbContext, job: Job, cancel: CancelSignal) -> None:
         await _sweep(ctx, job, dataset, migration, cancel)
         cancel.check()
     except CancelRequested:
-        await ctx.catalog.end_migration(
-            migration.id,
-            MigrationState.CANCELLED,
-            error_code="CANCELLED",
-            error_message="cancelled on request",
-        )
+        with suppress(WrongMigrationState):  # already ended by POST …/cancel
+            await ctx.catalog.end_migration(
+                migration.id,
+                MigrationState.CANCELLED,
+                error_code="CANCELLED",
+                error_message="cancelled on request",
+            )
         raise
     failed = [i for i in await ctx.catalog.items(job.id) if i.stage is ItemStage.FAILED]
     reports = await evaluate_versions(ctx, dataset, migration)
     held, why = _hold(migration, failed_files=len(failed), reports=reports)
-    ready = await ctx.catalog.update_migration(
-        migration.id,
-        expect=(MigrationState.BUILDING,),
-        state=MigrationState.READY,
-        reports=reports,
-        held=held,
-        failed_files=len(failed),
-        error_message=why,
-    )
+    try:
+        ready = await ctx.catalog.update_migration(
+            migration.id,
+            expect=(MigrationState.BUILDING,),
+            state=MigrationState.READY,
+            reports=reports,
+            held=held,
+            failed_files=len(failed),
+            error_message=why,
+        )
+    except WrongMigrationState:
+        return  # cancelled while it was evaluated: nothing to switch
     if held is None:
         await _switch(ctx, ready, to_target=True)
     else:
@@ -439,6 +444,11 @@ async def remove_spare_versions(ctx: KbContext, dataset: Dataset) -> None:
 
 
 async def _remove_spare(ctx: KbContext, dataset: Dataset, migration: Migration) -> None:
+    """Delete the migration's spare version, once its job can no longer write into it."""
+    if migration.job_id:
+        job = await ctx.catalog.get_job(migration.job_id)
+        if job is not None and not job.status.finished:
+            return  # a cancelled job finishes the files in flight first: removed on a later tidy
     spare = migration.spare.generation
     if spare != dataset.generation:
         flt = PointFilter(collection_names=(dataset.collection_name,), generation=spare)
