@@ -24,7 +24,7 @@ from ragd.api.deps import services
 from ragd.api.kb_schemas import ChunkingBody, job_out
 from ragd.bootstrap import Services
 from ragd.kb import migrations
-from ragd.kb_types import Migration, VersionSpec
+from ragd.kb_types import Migration, MigrationState, VersionSpec
 
 router = APIRouter(prefix="/api/v1", tags=["migrations"])
 Svc = Annotated[Services, Depends(services)]
@@ -74,7 +74,7 @@ def migration_out(m: Migration, job: dict[str, Any] | None = None) -> dict[str, 
         "state": m.state.value,
         "source": version_out(m.source),
         "target": version_out(m.target),
-        "serving": "target" if m.serving is m.target else "source",
+        "serving": "target" if m.state is MigrationState.SWITCHED else "source",
         "job_id": m.job_id,
         "auto_switch": m.auto_switch,
         "max_regression": m.max_regression,
