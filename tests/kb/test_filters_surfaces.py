@@ -260,3 +260,21 @@ def test_patching_metadata_changes_filtered_hits_without_reindexing(world: World
     r = w.a.patch(f"/api/v1/datasets/{w.a_dataset['id']}/files/{memo['id']}", json={"fields": {"9x": 1}})
     assert r.status_code == 422, r.text
     assert "9x" in r.json()["detail"]["error"], r.text
+
+
+def test_a_dataset_lists_its_fields_with_their_types(world: World) -> None:
+    """What the sandbox's filter builder offers as keys: each field the dataset's files carry with
+    the type recorded for it; another tenant's dataset is not found, as everywhere."""
+    w = world
+    listed = w.a.ok("GET", f"/api/v1/datasets/{w.a_dataset['id']}/fields")
+    assert listed == {
+        "fields": [
+            {"name": "customer", "type": "string"},
+            {"name": "issued", "type": "date"},
+            {"name": "paid", "type": "boolean"},
+            {"name": "year", "type": "number"},
+        ]
+    }
+    r = w.b.get(f"/api/v1/datasets/{w.a_dataset['id']}/fields")
+    assert r.status_code == 404, r.text
+    assert r.json()["detail"]["code"] == "NOT_FOUND", r.text

@@ -25,7 +25,7 @@ from typing import Any
 
 from ragd.errors import InvalidMetadata
 from ragd.kb import audit
-from ragd.kb.access import writable
+from ragd.kb.access import readable, writable
 from ragd.kb.context import KbContext
 from ragd.kb.files import file_of
 from ragd.kb_types import Dataset, FieldType, FieldValue, FileEntry, FileMetadata, Principal
@@ -173,6 +173,13 @@ async def update_metadata(
     )
     audit.note(tags=len(metadata.tags), fields=sorted(metadata.fields)[:50])
     return await store_metadata(ctx, dataset, entry, metadata, types)
+
+
+async def field_types(ctx: KbContext, principal: Principal, dataset_id: str) -> dict[str, FieldType]:
+    """The type each field of a readable dataset's files holds, by name (what a filter's
+    ``fields.<name>`` compares: the sandbox's filter builder offers them)."""
+    dataset = await readable(principal, ctx.catalog, dataset_id)
+    return await ctx.catalog.field_types(dataset.id)
 
 
 async def upload_metadata(

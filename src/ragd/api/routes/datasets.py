@@ -4,6 +4,7 @@ POST/GET        /api/v1/datasets                      create / list readable
 GET             /api/v1/datasets/{id}/export          a portable archive of it (tar, streamed)
 POST            /api/v1/datasets/import               a new dataset from such an archive (multipart)
 GET/PATCH/DELETE /api/v1/datasets/{id}
+GET             /api/v1/datasets/{id}/fields          its files' metadata fields and each one's type
 POST/GET        /api/v1/datasets/{id}/files           upload many (multipart) -> job / list
 POST            /api/v1/datasets/{id}/content         a text (title + text) -> job, like an upload
 GET/PATCH/DELETE /api/v1/datasets/{id}/files/{file}   read / enable-disable / delete
@@ -265,6 +266,14 @@ async def list_files(
 ) -> dict[str, Any]:
     entries = await fs.list_files(svc.knowledge(), caller, dataset_id, limit=limit, offset=offset)
     return {"files": [file_out(e) for e in entries]}
+
+
+@router.get("/datasets/{dataset_id}/fields")
+async def dataset_fields(dataset_id: str, caller: Caller, svc: Svc) -> dict[str, Any]:
+    """The metadata fields the dataset's files carry, each with its type (string, number, boolean,
+    date), sorted by name: what a filter's ``fields.<name>`` can compare."""
+    types = await fm.field_types(svc.knowledge(), caller, dataset_id)
+    return {"fields": [{"name": name, "type": kind.value} for name, kind in sorted(types.items())]}
 
 
 @router.get("/datasets/{dataset_id}/files/{file_id}")
