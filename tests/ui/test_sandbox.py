@@ -7,6 +7,7 @@ would, through the form or a shared link, and read what the page shows.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -324,6 +325,7 @@ def test_a_filter_narrows_the_hits_and_one_that_matches_nothing_says_so(
     page.goto(f"{ui_server.url}/ui/#/sandbox")
     page.get_by_role("checkbox", name="handbook").wait_for()
     only = '{"must": [{"key": "name", "match": {"value": "orchard.md"}}]}'
+    page.locator(".knobs-a").get_by_text("Edit as JSON").click()
     page.locator(".knobs-a").get_by_label("Filter (JSON)").fill(only)
     search(page, FACT)
     files = {hit(page, 1).get_attribute("data-file")} | {
@@ -344,3 +346,186 @@ def test_a_filter_narrows_the_hits_and_one_that_matches_nothing_says_so(
     page.get_by_role("button", name="Search", exact=True).click()
     page.locator(".sandbox-status.error").filter(has_text="INVALID_FILTER").wait_for()
     assert "unknown key 'colour'" in page.locator(".sandbox-status").inner_text()
+
+
+# ---- the filter builder ----------------------------------------------------------------
+
+LEDGER = {
+    "invoice-2023.md": (
+        ["invoice"],
+        "2023-03-01",
+        "The invoice for the harbour crane repairs was paid in spring.",
+    ),
+    "invoice-2025.md": (
+        ["invoice"],
+        "2025-02-01",
+        "The invoice for the harbour crane paint was paid in winter.",
+    ),
+    "receipt-2025.md": (
+        ["receipt"],
+        "2025-06-01",
+        "The receipt for the harbour crane cable was filed in summer.",
+    ),
+    "memo.md": (["memo"], "2025-04-01", "The memo about the harbour crane schedule was sent to the crew."),
+}
+CRANE = "harbour crane invoice"
+
+
+@pytest.fixture(scope="module")
+def ledger(service_api: Api) -> dict[str, Any]:
+    """A dataset whose files carry tags and a date field (``issued``), one upload each."""
+    tenant_id, _ = new_tenant(service_api, "ledger-co")
+    ds = service_api.ok("POST", "/api/v1/datasets", 201, json={"name": "ledger", "tenant_id": tenant_id})
+    for name, (tags, issued, text) in LEDGER.items():
+        form = {"tags": json.dumps(tags), "fields": json.dumps({"issued": issued})}
+        parts = [("files", (name, f"# {name}\n\n{text}".encode(), "text/markdown"))]
+        sent = service_api.ok("POST", f"/api/v1/datasets/{ds['id']}/files", 202, files=parts, data=form)
+        assert service_api.wait_job(sent["job"]["id"])["status"] == "succeeded"
+    return ds  # type: ignore[no-any-return]
+
+
+def clause(page: Any, n: int) -> Any:
+    return page.locator(".knobs-a li.filter-clause").nth(n)
+
+
+def api_files(api: Api, dataset_id: str, filter_: dict[str, Any]) -> set[str]:
+    body = {"query": CRANE, "k": 5, "mode": "hybrid", "dataset_ids": [dataset_id], "filter": filter_}
+    return {hit["name"] for hit in api.ok("POST", "/api/v1/search", json=body)["results"]}
+
+
+def shown_files(page: Any) -> set[str]:
+    return {li.get_attribute("data-file") for li in page.locator("li.hit").all()}
+
+
+def test_the_filter_builder_narrows_the_hits_as_its_json_does(
+    page: Any, ui_server: LiveServer, service_api: Api, ledger: dict[str, Any], tmp_path: Path
+) -> None:
+    sign_in(page, ui_server.url, SERVICE_KEY)
+    page.goto(f"{ui_server.url}/ui/#/sandbox?ds={ledger['id']}")
+    knobs = page.locator(".knobs-a")
+    knobs.get_by_role("button", name="Add a condition").click()
+    row = clause(page, 0)
+    row.get_by_label("Key").select_option("tags")
+    row.get_by_label("Operator").select_option(label="is any of")
+    row.get_by_label("Values").fill("invoice, receipt")
+    knobs.get_by_role("button", name="Add a condition").click()
+    row = clause(page, 1)
+    row.get_by_label("Key").select_option(label="field…")
+    row.get_by_label("Field name").fill("issued")
+    row.get_by_label("Type").select_option(label="date")
+    row.get_by_label("Operator").select_option(label="on or after")
+    row.get_by_label("Value").fill("2025-01-01")
+
+    equivalent = {
+        "must": [
+            {"key": "tags", "match": {"any": ["invoice", "receipt"]}},
+            {"key": "fields.issued", "range": {"gte": "2025-01-01"}},
+        ]
+    }
+    assert json.loads(knobs.get_by_label("Filter (JSON)").input_value()) == equivalent
+    search(page, CRANE)
+    expected = api_files(service_api, ledger["id"], equivalent)
+    assert expected == {"invoice-2025.md", "receipt-2025.md"}
+    assert shown_files(page) == expected
+    page.get_by_text(re.compile(r"The filter admits \d+ chunks?\.")).wait_for()
+    assert "f=%7B" in page.url  # the built filter is part of the link
+    shot(page, "sandbox-filter-builder", tmp_path)
+
+    # a link carries the filter: the rows come back from it
+    page.reload()
+    row = clause(page, 1)
+    row.get_by_label("Field name").wait_for()
+    assert row.get_by_label("Field name").input_value() == "issued"
+    assert row.get_by_label("Value").input_value() == "2025-01-01"
+
+    # a condition nothing passes: the sandbox says the filter admitted no chunk
+    knobs.get_by_role("button", name="Add a condition").click()
+    row = clause(page, 2)
+    row.get_by_label("Group").select_option(label="must")
+    row.get_by_label("Value").fill("nothing-has-this")
+    page.get_by_role("button", name="Search", exact=True).click()
+    page.get_by_text("The filter matched no chunks").wait_for()
+    assert page.locator("li.hit").count() == 0
+
+    # removed again, the hits are back
+    row.get_by_role("button", name="Remove condition 3").click()
+    assert clause(page, 2).count() == 0
+    page.get_by_role("button", name="Search", exact=True).click()
+    page.locator("li.hit").first.wait_for()
+    assert shown_files(page) == expected
+
+    page.set_viewport_size(PHONE)
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    knobs.locator(".filter-builder").scroll_into_view_if_needed()
+    shot(page, "sandbox-filter-builder-phone", tmp_path)
+
+
+def test_json_typed_by_hand_is_read_back_into_conditions(
+    page: Any, ui_server: LiveServer, ledger: dict[str, Any]
+) -> None:
+    sign_in(page, ui_server.url, SERVICE_KEY)
+    page.goto(f"{ui_server.url}/ui/#/sandbox?ds={ledger['id']}")
+    knobs = page.locator(".knobs-a")
+    knobs.get_by_text("Edit as JSON").click()
+    typed = {
+        "must": [{"key": "fields.issued", "range": {"gte": "2024-01-01", "lt": "2025-03-01"}}],
+        "should": [{"key": "fields.amount", "range": {"gte": 10, "lte": 20}}],
+        "must_not": [{"key": "fields.paid", "match": {"value": True}}, {"is_empty": {"key": "tags"}}],
+    }
+    knobs.get_by_label("Filter (JSON)").fill(json.dumps(typed))
+    assert page.locator(".knobs-a li.filter-clause").count() == 4
+    issued, amount, paid, tags = (clause(page, i) for i in range(4))
+    assert issued.get_by_label("Group").input_value() == "must"
+    assert issued.get_by_label("Field name").input_value() == "issued"
+    assert issued.get_by_label("Type").input_value() == "date"
+    assert issued.get_by_label("Operator").input_value() == "between"
+    assert issued.get_by_label("From").input_value() == "2024-01-01"
+    assert issued.get_by_label("Before").input_value() == "2025-03-01"
+    assert amount.get_by_label("Group").input_value() == "should"
+    assert amount.get_by_label("Type").input_value() == "number"
+    assert (
+        amount.get_by_label("From").input_value(),
+        amount.get_by_label("To", exact=True).input_value(),
+    ) == ("10", "20")
+    assert paid.get_by_label("Group").input_value() == "must_not"
+    assert paid.get_by_label("Type").input_value() == "boolean"
+    assert paid.get_by_label("Value").input_value() == "true"
+    assert tags.get_by_label("Key").input_value() == "tags"
+    assert tags.get_by_label("Operator").input_value() == "empty"
+    assert not knobs.locator(".filter-json-note").is_visible()
+
+    # a change in a row rewrites the JSON; the rest stays as typed
+    paid.get_by_label("Value").select_option("false")
+    typed["must_not"][0]["match"]["value"] = False  # type: ignore[index]
+    assert json.loads(knobs.get_by_label("Filter (JSON)").input_value()) == typed
+
+
+def test_a_nested_filter_keeps_its_json_and_says_it_is_edited_as_json(
+    page: Any, ui_server: LiveServer, service_api: Api, ledger: dict[str, Any]
+) -> None:
+    sign_in(page, ui_server.url, SERVICE_KEY)
+    page.goto(f"{ui_server.url}/ui/#/sandbox?ds={ledger['id']}")
+    knobs = page.locator(".knobs-a")
+    knobs.get_by_text("Edit as JSON").click()
+    nested = (
+        '{"should": [{"must": [{"key": "tags", "match": {"value": "invoice"}},'
+        ' {"key": "fields.issued", "range": {"lt": "2024-01-01"}}]},'
+        ' {"key": "tags", "match": {"value": "memo"}}]}'
+    )
+    knobs.get_by_label("Filter (JSON)").fill(nested)
+    knobs.get_by_text("This filter is edited as JSON").wait_for()
+    assert not knobs.get_by_role("button", name="Add a condition").is_visible()
+    assert knobs.get_by_label("Filter (JSON)").input_value() == nested
+    search(page, CRANE)
+    expected = api_files(service_api, ledger["id"], json.loads(nested))
+    assert expected == {"invoice-2023.md", "memo.md"}
+    assert shown_files(page) == expected
+
+    # the link brings back the text and the note, the box open
+    page.reload()
+    knobs.get_by_text("This filter is edited as JSON").wait_for()
+    assert knobs.get_by_label("Filter (JSON)").input_value() == nested
+    # a filter the rows can say again brings the rows back
+    knobs.get_by_label("Filter (JSON)").fill('{"must": [{"key": "tags", "match": {"value": "memo"}}]}')
+    assert clause(page, 0).get_by_label("Value").input_value() == "memo"
+    assert not knobs.locator(".filter-json-note").is_visible()

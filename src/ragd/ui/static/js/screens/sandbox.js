@@ -7,6 +7,7 @@
 import { api, ApiError } from "../api.js";
 import { chunkHref, pageLabel, searchable } from "../capabilities.js";
 import { append, clear, field, fmtNumber, fmtScore, h, highlight, queryTerms, replace } from "../dom.js";
+import { filterBuilder } from "../filter_builder.js";
 import { matchWindow } from "../snippet.js";
 
 const MODES = ["hybrid", "dense", "sparse"];
@@ -205,7 +206,7 @@ function knobPanel(id, values, caps) {
   const fusion = caps && caps.fusion ? ` (${caps.fusion} fusion)` : "";
   const weightField = field("Dense share", weight.el, `hybrid only${fusion}: 0 = BM25 alone, 1 = dense alone`);
   const filter = h("textarea", { name: `${id}-f`, rows: 3, spellcheck: "false", class: "filter-json", placeholder: FILTER_HINT }, values.filter || "");
-  const filterField = field("Filter (JSON)", filter, "keys: tags, fields.<name>, language, file_id, name, source, dataset; must / should / must_not");
+  const filterField = filterBuilder(id, filter, "keys: tags, fields.<name>, language, file_id, name, source, dataset; must / should / must_not").el;
   filterField.classList.add("filter-field");
   const syncMode = () => (weightField.hidden = mode.value !== "hybrid");
   mode.addEventListener("change", syncMode);
