@@ -246,7 +246,7 @@ def test_a_model_migration_serves_the_old_version_throughout_then_switches_and_r
         switched = wait_state(admin, dataset, started["id"], "switched", "ready", "failed")
         time.sleep(0.5)  # a few searches on the new version too
     loop.check()
-    assert switched["state"] == "switched", switched
+    assert switched["state"] == "switched", (switched["held"], switched["message"], switched["job"])
     assert switched["reports"]["queries"] == len(TOPICS)
     assert {"ndcg_at_10", "recall_at_k", "mrr_at_10"} <= set(switched["reports"]["new"])
     job = admin.ok("GET", f"/api/v1/jobs/{switched['job_id']}")
@@ -355,25 +355,6 @@ def test_a_worse_model_is_held_back_until_a_switch_overrides_it(
     assert [m["state"] for m in listed][:3] == ["rolled_back", "switched", "rolled_back"]
 
 
-def test_an_editor_may_not_migrate_and_other_tenants_see_nothing(
-    server: LiveServer, keys: dict[str, Api], dataset: dict[str, Any]
-) -> None:
-    editor = keys["editor"]
-    refused = editor.ok("POST", f"/api/v1/datasets/{dataset['id']}/migrations", 403, json={})
-    assert refused["detail"]["code"] == "FORBIDDEN"
-    assert editor.ok("GET", f"/api/v1/datasets/{dataset['id']}/migrations")["migrations"]  # readers see them
-    service = Api(server.url, SERVICE_KEY)
-    try:
-        _, others = new_tenant(service, "strangers", "admin")
-        stranger = others["admin"]
-        path = f"/api/v1/datasets/{dataset['id']}/migrations"
-        assert stranger.post(path, json={}).status_code == 404
-        assert stranger.get(path).status_code == 404
-        stranger.close()
-    finally:
-        service.close()
-
-
 def stored_chunks(server: LiveServer, dataset: dict[str, Any]) -> int:
     """Every chunk of the dataset's collection in the store, whatever its version."""
     service = Api(server.url, SERVICE_KEY)
@@ -467,3 +448,27 @@ def test_a_file_that_fails_keeps_its_old_version_holds_the_switch_and_a_retry_fi
     assert done["job_id"] == retry["id"]
     assert admin.ok("GET", f"/api/v1/datasets/{dataset['id']}")["chunking"]["size"] == 64
     assert hits(admin, dataset, question(*TOPICS[7]))[0]["name"] == f"{TOPICS[7][0]}.md"
+
+
+def test_an_editor_may_not_migrate_and_other_tenants_see_nothing(
+    server: LiveServer, keys: dict[str, Api], dataset: dict[str, Any]
+) -> None:
+    editor = keys["editor"]
+    refused = editor.ok("POST", f"/api/v1/datasets/{dataset['id']}/migrations", 403, json={})
+    assert refused["detail"]["code"] == "FORBIDDEN"
+    assert editor.ok("GET", f"/api/v1/datasets/{dataset['id']}/migrations")["migrations"]  # readers see them
+    service = Api(server.url, SERVICE_KEY)
+    try:
+        records = service.ok("GET", "/api/v1/audit", params={"limit": 200})["records"]
+        done = {(r["action"], r["outcome"]) for r in records}
+        for action in ("dataset.migrate", "migration.switch", "migration.rollback", "migration.cancel"):
+            assert (action, "ok") in done, action
+        assert ("dataset.migrate", "denied") in done  # the editor's attempt above
+        _, others = new_tenant(service, "strangers", "admin")
+        stranger = others["admin"]
+        path = f"/api/v1/datasets/{dataset['id']}/migrations"
+        assert stranger.post(path, json={}).status_code == 404
+        assert stranger.get(path).status_code == 404
+        stranger.close()
+    finally:
+        service.close()

@@ -189,8 +189,16 @@ async def rollback_migration(
     return await _switch(ctx, migration, to_target=False)
 
 
-async def _switch(ctx: KbContext, migration: Migration, *, to_target: bool) -> Migration:
-    expect = (MigrationState.READY, MigrationState.ROLLED_BACK) if to_target else (MigrationState.SWITCHED,)
+async def _switch(
+    ctx: KbContext, migration: Migration, *, to_target: bool, automatic: bool = False
+) -> Migration:
+    """``automatic``: the migration's own job, at the end of a build nothing held."""
+    if automatic:
+        expect: tuple[MigrationState, ...] = (MigrationState.BUILDING,)
+    elif to_target:
+        expect = (MigrationState.READY, MigrationState.ROLLED_BACK)
+    else:
+        expect = (MigrationState.SWITCHED,)
     if migration.state not in expect:
         what = "switched" if to_target else "rolled back"
         raise WrongMigrationState(f"migration {migration.id} is {migration.state.value}: it cannot be {what}")
@@ -297,22 +305,24 @@ async def run_migration(ctx: KbContext, job: Job, cancel: CancelSignal) -> None:
     failed = [i for i in await ctx.catalog.items(job.id) if i.stage is ItemStage.FAILED]
     reports = await evaluate_versions(ctx, dataset, migration)
     held, why = _hold(migration, failed_files=len(failed), reports=reports)
+    # not held: it switches from BUILDING (never seen READY, which means "waits for a switch")
+    state = MigrationState.BUILDING if held is None else MigrationState.READY
     try:
-        ready = await ctx.catalog.update_migration(
+        complete = await ctx.catalog.update_migration(
             migration.id,
             expect=(MigrationState.BUILDING,),
-            state=MigrationState.READY,
+            state=state,
             reports=reports,
             held=held,
             failed_files=len(failed),
             error_message=why,
         )
+        if held is None:
+            await _switch(ctx, complete, to_target=True, automatic=True)
+        else:
+            log.info("migration %s is complete and held (%s): %s", migration.id, held, why)
     except WrongMigrationState:
         return  # cancelled while it was evaluated: nothing to switch
-    if held is None:
-        await _switch(ctx, ready, to_target=True)
-    else:
-        log.info("migration %s is complete and held (%s): %s", migration.id, held, why)
 
 
 async def _build_file(ctx: KbContext, job: Job, dataset: Dataset, migration: Migration, file_id: str) -> None:
