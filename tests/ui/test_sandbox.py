@@ -19,6 +19,7 @@ import pytest
 from tests.kb.conftest import SERVICE_KEY, Api, new_tenant
 from tests.support.live_server import LiveServer
 from tests.ui.conftest import PHONE, shot, sign_in
+from tests.ui.test_accessibility import UNNAMED
 
 FACT = "How often does the lighthouse keeper wind the clockwork lens?"
 LIGHTHOUSE = "\n\n".join(
@@ -529,3 +530,32 @@ def test_a_nested_filter_keeps_its_json_and_says_it_is_edited_as_json(
     knobs.get_by_label("Filter (JSON)").fill('{"must": [{"key": "tags", "match": {"value": "memo"}}]}')
     assert clause(page, 0).get_by_label("Value").input_value() == "memo"
     assert not knobs.locator(".filter-json-note").is_visible()
+
+
+def test_the_builder_offers_the_datasets_fields_with_their_types(
+    page: Any, ui_server: LiveServer, ledger: dict[str, Any]
+) -> None:
+    """The datasets' own fields (GET …/fields) are keys of their own: choosing one sets its type,
+    so a date field gets the date operators and a date input, and a typeless "exists" gets it too."""
+    sign_in(page, ui_server.url, SERVICE_KEY)
+    page.goto(f"{ui_server.url}/ui/#/sandbox?ds={ledger['id']}")
+    knobs = page.locator(".knobs-a")
+    knobs.get_by_role("button", name="Add a condition").click()
+    row = clause(page, 0)
+    row.get_by_label("Key").locator("option", has_text="issued (date)").wait_for(state="attached")
+    row.get_by_label("Key").select_option(label="issued (date)")
+    assert row.get_by_label("Type").input_value() == "date"
+    assert row.get_by_label("Field name").input_value() == "issued"
+    row.get_by_label("Operator").select_option(label="on or after")
+    assert row.get_by_label("Value").get_attribute("type") == "date"
+    row.get_by_label("Value").fill("2025-01-01")
+    built = json.loads(knobs.get_by_label("Filter (JSON)").input_value())
+    assert built == {"must": [{"key": "fields.issued", "range": {"gte": "2025-01-01"}}]}
+    assert row.get_by_label("Key").input_value() == "fields.issued"
+    assert page.evaluate(UNNAMED) == []
+
+    # "exists" says no type in its JSON: the row takes the one the dataset records
+    knobs.get_by_text("Edit as JSON").click()
+    knobs.get_by_label("Filter (JSON)").fill('{"must_not": [{"exists": {"key": "fields.issued"}}]}')
+    assert clause(page, 0).get_by_label("Type").input_value() == "date"
+    assert clause(page, 0).get_by_label("Key").input_value() == "fields.issued"

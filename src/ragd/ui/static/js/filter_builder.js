@@ -31,6 +31,7 @@ const TYPES = [
   ["date", "date"],
   ["boolean", "true / false"],
 ];
+const TYPE_LABEL = Object.fromEntries(TYPES);
 const OPS = {
   string: ["is", "any", "exists", "empty"],
   number: ["is", "any", "between", "gte", "lt", "exists", "empty"],
@@ -161,6 +162,8 @@ function fromCondition(group, c) {
  */
 export function filterBuilder(prefix, textarea, hint) {
   let rows = [];
+  // the searched datasets' own fields (name → type), once the screen has learned them (setFields)
+  const known = new Map();
   const list = h("ol", { class: "filter-clauses" });
   const note = h("p", { class: "filter-json-note hint", role: "status" });
   const add = h("button", { type: "button", class: "small filter-add" }, "Add a condition");
@@ -175,7 +178,7 @@ export function filterBuilder(prefix, textarea, hint) {
   const render = () => {
     // a re-drawn row keeps the keyboard where it was (the control of the same name)
     const focused = list.contains(document.activeElement) ? document.activeElement.name : null;
-    replace(list, rows.map((row, i) => clauseRow(prefix, row, i, { changed: () => (write(), render()), typed: write, remove: () => remove(i) })));
+    replace(list, rows.map((row, i) => clauseRow(prefix, row, i, { known, changed: () => (write(), render()), typed: write, remove: () => remove(i) })));
     const again = focused && list.querySelector(`[name="${focused}"]`);
     if (again) again.focus();
   };
@@ -203,7 +206,7 @@ export function filterBuilder(prefix, textarea, hint) {
         ? "This filter is edited as JSON: the conditions cannot say it (a nested clause, or a bound they do not offer)."
         : "This filter is edited as JSON: it is not JSON yet (a search says where).";
     if (asJson) details.open = true;
-    else rows = parsed;
+    else rows = parsed.map((row) => adopt(row, known));
     render();
   };
   add.addEventListener("click", () => {
@@ -214,7 +217,20 @@ export function filterBuilder(prefix, textarea, hint) {
   });
   textarea.addEventListener("input", read);
   read();
-  return { el };
+  /** The datasets' fields ([{name, type}] from GET …/fields): offered as keys with their types. */
+  const setFields = (fields) => {
+    known.clear();
+    for (const f of fields) if (f && FIELD_NAME.test(f.name) && OPS[f.type]) known.set(f.name, f.type);
+    rows.forEach((row) => adopt(row, known));
+    render();
+  };
+  return { el, setFields };
+}
+
+/** A field row whose JSON says no type (exists, is empty) takes the one its dataset records. */
+function adopt(row, known) {
+  if (row.key === FIELD && (row.op === "exists" || row.op === "empty") && known.has(row.name)) row.type = known.get(row.name);
+  return row;
 }
 
 function clauseRow(prefix, row, i, on) {
@@ -226,11 +242,22 @@ function clauseRow(prefix, row, i, on) {
     return s;
   };
   const group = select("group", GROUPS, row.group, (v) => ((row.group = v), on.changed()));
-  const key = select("key", KEYS, row.key, (v) => {
-    row.key = v;
+  // a field the datasets record is a key of its own ("issued (date)"): it fills the name and type
+  const knownKey = row.key === FIELD && on.known.get(row.name.trim()) === row.type ? FIELD + row.name.trim() : null;
+  const key = select("key", KEYS, knownKey || row.key, (v) => {
+    const own = v !== FIELD && v.startsWith(FIELD) && on.known.get(v.slice(FIELD.length));
+    if (own) {
+      if (row.key !== FIELD || row.type !== own) row.value = row.value2 = "";
+      Object.assign(row, { key: FIELD, name: v.slice(FIELD.length), type: own });
+    } else row.key = v;
     if (!OPS[typeOf(row)].includes(row.op)) row.op = OPS[typeOf(row)][0];
     on.changed();
   });
+  if (on.known.size) {
+    const own = [...on.known].map(([f, t]) => h("option", { value: FIELD + f }, `${f} (${TYPE_LABEL[t]})`));
+    key.append(h("optgroup", { label: "the datasets' fields" }, own));
+    key.value = knownKey || row.key;
+  }
   const parts = [field("Group", group), field("Key", key)];
   const type = typeOf(row);
   if (row.key === FIELD) {

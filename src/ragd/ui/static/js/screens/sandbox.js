@@ -10,6 +10,7 @@ import { append, clear, field, fmtNumber, fmtScore, h, highlight, queryTerms, re
 import { filterBuilder } from "../filter_builder.js";
 import { matchWindow } from "../snippet.js";
 
+const MAX_FIELD_LOOKUPS = 50;
 const MODES = ["hybrid", "dense", "sparse"];
 const MAX_QUERY_CHARS = 2000; // the server's limit when it does not say (capabilities.max_query_chars)
 // hash key → knob; a compare column's keys get the "b." prefix
@@ -47,6 +48,8 @@ export async function render(main, ctx) {
   const picker = datasetPicker(datasets, state.ds);
   const colPicker = raw.length ? collectionPicker(raw, state.col) : null;
   const panels = { a: knobPanel("a", state.a, caps), b: knobPanel("b", state.b, caps) };
+  // the datasets' own metadata fields, with their types, become keys of the filter builders
+  datasetFields(datasets, signal).then((fields) => Object.values(panels).forEach((p) => p.setFields(fields)));
   const compare = h("button", { type: "button", class: "compare-toggle", "aria-pressed": String(state.cmp) }, "Compare A / B");
   const knobs = h("div", { class: "knob-sets" }, panels.a.el, panels.b.el);
   const status = h("p", { class: "sandbox-status", role: "status", "aria-live": "polite" });
@@ -154,6 +157,18 @@ function pushState(s) {
 
 // ---- the form ---------------------------------------------------------------------------
 
+/**
+ * The metadata fields of the datasets the key reads (GET …/fields; the first MAX_FIELD_LOOKUPS),
+ * sorted by name; a name with two types in two datasets is left to the builder's "field…" entry.
+ */
+async function datasetFields(datasets, signal) {
+  const one = (d) => api("GET", `/api/v1/datasets/${encodeURIComponent(d.id)}/fields`, { signal }).then((out) => out.fields || [], () => []);
+  const lists = await Promise.all(datasets.slice(0, MAX_FIELD_LOOKUPS).map(one));
+  const types = new Map();
+  for (const f of lists.flat()) types.set(f.name, types.has(f.name) && types.get(f.name) !== f.type ? null : f.type);
+  return [...types].filter(([, type]) => type).map(([name, type]) => ({ name, type })).sort((a, b) => a.name.localeCompare(b.name));
+}
+
 function datasetPicker(datasets, chosen) {
   const boxes = datasets.map((d) =>
     h("label", { class: "check" }, h("input", { type: "checkbox", value: d.id, checked: !chosen || chosen.includes(d.id) }), ` ${d.name}`),
@@ -206,7 +221,8 @@ function knobPanel(id, values, caps) {
   const fusion = caps && caps.fusion ? ` (${caps.fusion} fusion)` : "";
   const weightField = field("Dense share", weight.el, `hybrid only${fusion}: 0 = BM25 alone, 1 = dense alone`);
   const filter = h("textarea", { name: `${id}-f`, rows: 3, spellcheck: "false", class: "filter-json", placeholder: FILTER_HINT }, values.filter || "");
-  const filterField = filterBuilder(id, filter, "keys: tags, fields.<name>, language, file_id, name, source, dataset; must / should / must_not").el;
+  const builder = filterBuilder(id, filter, "keys: tags, fields.<name>, language, file_id, name, source, dataset; must / should / must_not");
+  const filterField = builder.el;
   filterField.classList.add("filter-field");
   const syncMode = () => (weightField.hidden = mode.value !== "hybrid");
   mode.addEventListener("change", syncMode);
@@ -239,7 +255,7 @@ function knobPanel(id, values, caps) {
     rerank: rerank ? rerank.value : "",
     filter: filter.value.trim(),
   });
-  return { el, legend, read };
+  return { el, legend, read, setFields: builder.setFields };
 }
 
 /** A 0–1 range with its value shown; read() is "" until the user moves it (server default). */
