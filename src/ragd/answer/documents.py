@@ -54,9 +54,12 @@ def join_chunks(texts: Sequence[str]) -> str:
     return out
 
 
-async def read_document(store: VectorStore, collection: str, file_id: str) -> StoredDocument | None:
-    """The document stored as ``file_id`` in ``collection``, or None when it has no chunks there."""
-    chunks = await file_chunks(store, collection, file_id)
+async def read_document(
+    store: VectorStore, collection: str, file_id: str, *, generation: str | None = None
+) -> StoredDocument | None:
+    """The document stored as ``file_id`` in ``collection``, or None when it has no chunks there;
+    ``generation``: the version a migrating dataset serves (:meth:`DenseSpaces.versions`)."""
+    chunks = await file_chunks(store, collection, file_id, generation=generation)
     if not chunks:
         return None
     meta = ChunkMeta.parse(chunks[0].meta)

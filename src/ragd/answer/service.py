@@ -24,6 +24,7 @@ from ragd.answer.records import Answer, AnswerDelta, AnswerEnd, AnswerStream, Ch
 from ragd.answer.sources import SourceBook
 from ragd.answer.tools import ToolBox
 from ragd.chunk.base import TokenCounter
+from ragd.embed.spaces import DenseSpaces
 from ragd.errors import NotFound
 from ragd.llm.base import ChatCompletions, Completion, StreamDelta
 from ragd.observe.metrics import Metrics
@@ -58,7 +59,10 @@ class ChatAnswerer:
         mode: SearchMode = SearchMode.HYBRID,
         search_deadline_s: float | None = None,
         metrics: Metrics | None = None,
+        spaces: DenseSpaces | None = None,
     ) -> None:
+        """``spaces``: which version of a migrating dataset's chunks a document is read from."""
+        self._spaces = spaces
         self._searcher = searcher
         self._store = store
         self._llm = llm
@@ -141,7 +145,14 @@ class ChatAnswerer:
             )
             return list(result.hits)
 
+        async def served() -> str | None:
+            if self._spaces is None:
+                return None
+            version = (await self._spaces.versions()).get(request.collection)
+            return None if version is None else version.generation
+
         return ToolBox(
+            served=served,
             store=self._store,
             search=search,
             collection=request.collection,

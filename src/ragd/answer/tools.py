@@ -81,8 +81,11 @@ class ToolBox:
         metrics: Metrics,
         style: PromptStyle = PromptStyle.DOCUMENTS,
         source_max_chars: int | None = None,
+        served: Callable[[], Awaitable[str | None]] | None = None,
     ) -> None:
-        """``style`` and ``source_max_chars``: search results are given as the context was."""
+        """``style`` and ``source_max_chars``: search results are given as the context was;
+        ``served``: the version of the collection's chunks searches read (a migration running)."""
+        self._served = served
         self._style = style
         self._source_max_chars = source_max_chars
         self._store = store
@@ -111,7 +114,8 @@ class ToolBox:
         if not reference:
             return "Error: give file_path, a document's path or file_id from the context"
         file_id = self._book.find_file(reference) or reference
-        document = await read_document(self._store, self._collection, file_id)
+        generation = await self._served() if self._served is not None else None
+        document = await read_document(self._store, self._collection, file_id, generation=generation)
         if document is None:
             if _ESCAPING.search(reference):
                 return "Error: Access denied. Path is outside the indexed documents."

@@ -426,6 +426,7 @@ async def open_services(
                 mode=settings.retrieval.mode,
                 search_deadline_s=settings.server.search_timeout_s,
                 metrics=metrics,
+                spaces=spaces,
             )
         if background:
             await dense.embed_query("warm-up")  # a server opens the query path now, not on request one

@@ -120,10 +120,11 @@ async def start_migration(
     max_regression: float | None = None,
 ) -> Migration:
     """Build the dataset's next version with ``embedding`` (None: keep; "default": the service's)
-    and ``chunking`` (None: keep); nothing changed is a re-index.  Admins (and the service key)."""
+    and ``chunking`` (None: keep; fields not given keep the dataset's); nothing changed is a
+    re-index.  Admins (and the service key)."""
     dataset = await _admin_dataset(ctx, principal, dataset_id)
     model = dataset.embedding if embedding is None else dataset_embedding(ctx, embedding)
-    shape = dataset.chunking if chunking is None else chunking
+    shape = dataset.chunking if chunking is None else over(chunking, dataset.chunking)
     ctx.chunker_for(shape, model)  # a bad chunking or model is refused before anything changes
     if max_regression is not None and not 0 <= max_regression <= 1:
         raise Conflict(f"max_regression is 0 to 1, got {max_regression}")
@@ -154,6 +155,15 @@ async def start_migration(
     await ctx.catalog.enqueue(job, ids)
     audit.note(migration_id=migration.id, files=len(ids), embedding=model, chunking=_chunking_note(shape))
     return migration
+
+
+def over(given: ChunkingSpec, current: ChunkingSpec) -> ChunkingSpec:
+    """The chunking a migration moves to: the fields given, the dataset's own for the rest."""
+    return ChunkingSpec(
+        strategy=given.strategy or current.strategy,
+        size=given.size if given.size is not None else current.size,
+        overlap=given.overlap if given.overlap is not None else current.overlap,
+    )
 
 
 def _chunking_note(c: ChunkingSpec) -> dict[str, Any]:

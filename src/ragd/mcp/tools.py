@@ -68,7 +68,10 @@ async def list_collections(svc: Services, caller: Principal, _args: ListCollecti
 
 async def read(svc: Services, caller: Principal, args: ReadDocumentArgs) -> DocumentPage:
     await check_collection(svc.knowledge(), caller, args.collection)
-    document = await read_document(svc.store, args.collection, args.file_id)
+    versions = await svc.spaces.versions() if svc.spaces is not None else {}
+    version = versions.get(args.collection)  # a migrating dataset: the version searches read
+    generation = None if version is None else version.generation
+    document = await read_document(svc.store, args.collection, args.file_id, generation=generation)
     if document is None:
         raise NotFound(f"no document {args.file_id!r} in collection {args.collection!r}")
     start = min(args.offset, len(document.text))
