@@ -405,6 +405,8 @@ def test_the_filter_builder_narrows_the_hits_as_its_json_does(
     page.goto(f"{ui_server.url}/ui/#/sandbox?ds={ledger['id']}")
     knobs = page.locator(".knobs-a")
     knobs.get_by_role("button", name="Add a condition").click()
+    # the new row takes the keyboard: its first control is focused
+    assert page.evaluate("document.activeElement.name") == "a-fc1-group"
     row = clause(page, 0)
     row.get_by_label("Key").select_option("tags")
     row.get_by_label("Operator").select_option(label="is any of")
@@ -424,6 +426,7 @@ def test_the_filter_builder_narrows_the_hits_as_its_json_does(
         ]
     }
     assert json.loads(knobs.get_by_label("Filter (JSON)").input_value()) == equivalent
+    assert page.evaluate(UNNAMED) == []  # every control of the rows has a name
     search(page, CRANE)
     expected = api_files(service_api, ledger["id"], equivalent)
     assert expected == {"invoice-2025.md", "receipt-2025.md"}
@@ -451,12 +454,15 @@ def test_the_filter_builder_narrows_the_hits_as_its_json_does(
     # removed again, the hits are back
     row.get_by_role("button", name="Remove condition 3").click()
     assert clause(page, 2).count() == 0
+    # the keyboard stays in the list: on the Remove of the row now last
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Remove condition 2"
     page.get_by_role("button", name="Search", exact=True).click()
     page.locator("li.hit").first.wait_for()
     assert shown_files(page) == expected
 
     page.set_viewport_size(PHONE)
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert page.evaluate(UNNAMED) == []
     knobs.locator(".filter-builder").scroll_into_view_if_needed()
     shot(page, "sandbox-filter-builder-phone", tmp_path)
 
