@@ -275,7 +275,10 @@ function clauseRow(prefix, row, i, on) {
   const op = select("op", OPS[type].map((o) => [o, opLabel(o)]), row.op, (v) => ((row.op = v), on.changed()));
   parts.push(field("Operator", op));
   if (row.op !== "exists" && row.op !== "empty") {
-    parts.push(field(row.op === "between" ? "From" : row.op === "any" ? "Values" : "Value", valueInput(name("v"), type, row.op, row.value, (v) => ((row.value = v), on.typed())), row.op === "any" ? "comma-separated" : null));
+    const value = field(row.op === "between" ? "From" : row.op === "any" ? "Values" : "Value", valueInput(name("v"), type, row.op, row.value, (v) => ((row.value = v), on.typed())), row.op === "any" ? "comma-separated" : null);
+    // a list of values gets the room of two fields (a line of its own on a phone)
+    if (row.op === "any") value.classList.add("filter-list");
+    parts.push(value);
     if (row.op === "between") {
       parts.push(field(type === "date" ? "Before" : "To", valueInput(name("v2"), type, row.op, row.value2, (v) => ((row.value2 = v), on.typed()))));
     }
