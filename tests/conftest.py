@@ -88,8 +88,13 @@ def catalog_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/ui drives a browser: mark it, so ``-m "not browser"`` (the fast tier,
-    ``python3 dev.py test --fast``) leaves them out without each module having to say so."""
+    ``python3 dev.py test --fast``) leaves them out without each module having to say so.  A test
+    marked ``slow_on_postgres`` is slow in its PostgreSQL case only (its catalog parameter, of
+    ``catalog_url`` or ``kb_server``, is "postgres"): the SQLite case stays in the fast tier."""
     browser = pytest.mark.browser
     for item in items:
         if "ui" in item.path.relative_to(REPO).parts[1:2]:
             item.add_marker(browser)
+        params = item.callspec.params if hasattr(item, "callspec") else {}
+        if item.get_closest_marker("slow_on_postgres") and "postgres" in params.values():
+            item.add_marker(pytest.mark.slow)

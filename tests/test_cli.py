@@ -158,6 +158,7 @@ def test_ingest_shared_documents_indexes_every_supported_file(cli: CliRunner, tm
         assert failed_lines, "failures are listed with their codes"
 
 
+@pytest.mark.slow  # > 5 s (the fast tier's bound)
 def test_search_knobs_on_the_command_line(
     cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -83,6 +83,7 @@ def test_no_prune_keeps_the_chunks_of_deleted_files(cli: CliRunner, tmp_path: Pa
     assert f"{folder.as_posix()}/kitchen.md" in sources(cli)
 
 
+@pytest.mark.slow  # > 5 s (the fast tier's bound)
 def test_only_files_ingested_from_the_folder_are_pruned(
     cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -133,6 +134,7 @@ def test_an_empty_folder_prunes_nothing(cli: CliRunner, tmp_path: Path) -> None:
     assert len(sources(cli)) == 3
 
 
+@pytest.mark.slow  # > 5 s (the fast tier's bound)
 def test_a_folder_listed_in_part_prunes_nothing(
     cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -147,6 +149,7 @@ def test_a_folder_listed_in_part_prunes_nothing(
     assert len(sources(cli)) == 3, "nothing went: the walk saw only part of the folder"
 
 
+@pytest.mark.slow  # > 5 s (the fast tier's bound)
 def test_rm_removes_a_file_by_path_or_id(cli: CliRunner, tmp_path: Path) -> None:
     folder = write_folder(tmp_path)
     root = folder.as_posix()
@@ -171,6 +174,7 @@ def test_rm_removes_a_file_by_path_or_id(cli: CliRunner, tmp_path: Path) -> None
     assert sources(cli) == [f"{root}/sub/security.md"]
 
 
+@pytest.mark.slow  # > 5 s (the fast tier's bound)
 def test_rm_all_removes_a_collection_after_asking(cli: CliRunner, tmp_path: Path) -> None:
     folder = write_folder(tmp_path)
     ingest(cli, str(folder), "-c", "team")

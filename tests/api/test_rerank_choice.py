@@ -170,6 +170,7 @@ def test_a_dataset_has_its_own_default_reranker(live: LiveServer) -> None:
     service.close()
 
 
+@pytest.mark.slow  # > 5 s (the fast tier's bound)
 def test_the_cli_picks_the_reranker(
     tmp_path: Path, model_cache: Path, default_rr: ScriptedServer, alt_rr: ScriptedServer
 ) -> None:

@@ -77,6 +77,7 @@ def test_the_int8_graph_is_made_once_and_reused(model_cache: Path, monkeypatch: 
     asyncio.run(again.aclose())
 
 
+@pytest.mark.slow  # > 5 s (the fast tier's bound)
 async def test_a_cut_int8_file_is_quantised_again(model_cache: Path, tmp_path: Path) -> None:
     cache = tmp_path / "models"
     cache.mkdir()

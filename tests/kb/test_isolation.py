@@ -134,6 +134,7 @@ def operations(me: Tenant, role: str, world: list[Tenant], rng: random.Random) -
     ]
 
 
+@pytest.mark.slow_on_postgres  # > 5 s on PostgreSQL; the SQLite case stays in the fast tier
 def test_no_key_ever_sees_another_tenants_data(world: list[Tenant]) -> None:
     rng = random.Random(SEED)
     checked = 0

@@ -58,6 +58,7 @@ def note(marker: str) -> str:
     return f"# Note\nThe {marker} procedure is documented here in full detail.\n"
 
 
+@pytest.mark.slow_on_postgres  # > 5 s on PostgreSQL; the SQLite case stays in the fast tier
 def test_watched_folder_converges_on_create_modify_rename_delete(
     admin: Api, kb_server: LiveServer, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

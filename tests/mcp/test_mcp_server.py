@@ -328,6 +328,7 @@ def test_a_missing_or_bad_key_is_401(server: LiveServer) -> None:
         assert r.headers["www-authenticate"] == "Bearer"
 
 
+@pytest.mark.slow  # > 5 s (the fast tier's bound)
 async def test_stdio_serves_the_local_index(tmp_path: Path, model_cache: Path) -> None:
     """``ragd mcp`` with the local user's rights, and nothing but protocol on stdout."""
     env = {"RAGD_EMBEDDING__CACHE_DIR": str(model_cache), "HF_HUB_OFFLINE": "1"}
