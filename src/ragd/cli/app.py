@@ -27,6 +27,7 @@ from ragd.cli.backup import backup_command, restore_command
 from ragd.cli.evalset import DatasetEval
 from ragd.cli.held import refuse_if_served, run_remote, via_server
 from ragd.cli.kb import grants_app, jobs_app, keys_app, tenants_app
+from ragd.cli.migrate import migrate_command
 from ragd.cli.progress import RateProgress
 from ragd.cli.remote import RemoteIndex, ingest_many
 from ragd.cli.runner import console, err_console, load_settings, run_or_exit
@@ -673,6 +674,7 @@ app.command("export")(export_command)
 app.command("import")(import_command)
 app.command("backup")(backup_command)
 app.command("restore")(restore_command)
+app.command("migrate")(migrate_command)
 
 
 def main() -> None:
