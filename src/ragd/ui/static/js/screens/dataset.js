@@ -1,11 +1,13 @@
-// One dataset: its summary, and four tabs: Files (live), Upload (drag and drop, progress over
-// SSE), Sources (folder, web, S3), Evaluation (its evaluation set and a run of it). The tab is in
-// the hash query (?tab=files|upload|sources|evaluation).
+// One dataset: its summary, and five tabs: Files (live), Upload (drag and drop, progress over
+// SSE), Sources (folder, web, S3), Evaluation (its evaluation set and a run of it), Migrations (to
+// another model or chunking: state, progress, evaluation, switch and rollback). The tab is in the
+// hash query (?tab=files|upload|sources|evaluation|migrations).
 
 import { api } from "../api.js";
 import { append, fmtNumber, fmtTime, h } from "../dom.js";
 import { evaluationPanel } from "../datasets/evaluation.js";
 import { filesPanel } from "../datasets/files.js";
+import { migrationsPanel } from "../datasets/migrations.js";
 import { sourcesPanel } from "../datasets/sources.js";
 import { uploadPanel } from "../datasets/upload.js";
 import { datasetBadge } from "../datasets/status.js";
@@ -15,6 +17,7 @@ const TABS = [
   ["upload", "Upload"],
   ["sources", "Sources"],
   ["evaluation", "Evaluation"],
+  ["migrations", "Migrations"],
 ];
 
 function summary(d) {
@@ -53,6 +56,7 @@ export async function render(main, ctx) {
     upload: uploadPanel(ctx, dataset, { onChange: () => files.refresh() }),
     sources: sourcesPanel(ctx, dataset, { onChange: () => files.refresh() }),
     evaluation: evaluationPanel(ctx, dataset),
+    migrations: migrationsPanel(ctx, dataset, { onChange: refreshDataset }),
   };
   let current = TABS.some(([k]) => k === query.get("tab")) ? query.get("tab") : "files";
 
