@@ -21,7 +21,7 @@ export async function render(main, ctx) {
 // ---- shared pieces ----------------------------------------------------------------------------
 
 const shortId = (id) => String(id || "").slice(0, 8);
-const kindLabel = (kind) => ({ ingest: "Ingest", reindex: "Re-index", sync: "Sync" })[kind] || kind || "Job";
+const kindLabel = (kind) => ({ ingest: "Ingest", reindex: "Re-index", sync: "Sync", migrate: "Migration" })[kind] || kind || "Job";
 const canCancel = (job) => job.status === "queued" || job.status === "running";
 const canRetry = (job, items) => {
   if (!isFinished(job) || (job.status === "succeeded" && !job.failed)) return false;
