@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 import pytest
 
@@ -97,45 +98,67 @@ def embedded(upstream: ScriptedServer) -> list[str]:
 
 
 class SearchLoop:
-    """Searches the dataset at a steady rate in a thread; counts errors and empty results."""
+    """Searches the dataset at a fixed rate (``rate`` a second, each search on one of ``lanes``
+    threads of its own, so a slow answer does not hold back the next); counts errors and empties."""
 
-    def __init__(self, api: Api, dataset_id: str, queries: list[str], interval_s: float = 0.12) -> None:
-        self.api, self.dataset_id, self.queries, self.interval_s = api, dataset_id, queries, interval_s
+    def __init__(
+        self, api: Api, dataset_id: str, queries: list[str], rate: float = 10.0, lanes: int = 4
+    ) -> None:
+        self.api, self.dataset_id, self.queries = api, dataset_id, queries
+        self.interval_s, self.lanes = 1.0 / rate, lanes
         self.sent = 0
         #: (when the answer came, the length of each hit's text)
         self.answers: list[tuple[float, list[int]]] = []
         self.errors: list[str] = []
         self.empty: list[str] = []
+        self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._threads = [
+            threading.Thread(target=self._run, args=(lane,), daemon=True) for lane in range(lanes)
+        ]
 
     def __enter__(self) -> SearchLoop:
         self.started = time.monotonic()
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        self._thread.join(timeout=30)
+        for thread in self._threads:
+            thread.join(timeout=30)
         self.seconds = time.monotonic() - self.started
 
-    def _run(self) -> None:
+    def _run(self, lane: int) -> None:
+        """Lane ``lane`` sends the searches due at ``started + (lane + n * lanes) * interval``."""
         path = f"/api/v1/datasets/{self.dataset_id}/search"
-        while not self._stop.is_set():
-            query = self.queries[self.sent % len(self.queries)]
-            self.sent += 1
-            try:
-                r = self.api.http.post(path, json={"query": query, "k": 3})
-            except Exception as exc:
+        headers = {"Authorization": f"Bearer {self.api.key}"}
+        with httpx.Client(base_url=self.api.url, headers=headers, timeout=60) as http:
+            n = 0
+            while not self._stop.is_set():
+                due = self.started + (lane + n * self.lanes) * self.interval_s
+                if self._stop.wait(max(0.0, due - time.monotonic())):
+                    return
+                query = self.queries[(lane + n * self.lanes) % len(self.queries)]
+                n += 1
+                with self._lock:
+                    self.sent += 1
+                self._one(http, path, query)
+
+    def _one(self, http: httpx.Client, path: str, query: str) -> None:
+        try:
+            r = http.post(path, json={"query": query, "k": 3})
+        except Exception as exc:
+            with self._lock:
                 self.errors.append(f"{type(exc).__name__}: {exc}")
+            return
+        with self._lock:
+            if r.status_code != 200:
+                self.errors.append(f"{r.status_code} {r.text[:200]}")
+            elif not r.json()["results"]:
+                self.empty.append(query)
             else:
-                if r.status_code != 200:
-                    self.errors.append(f"{r.status_code} {r.text[:200]}")
-                elif not r.json()["results"]:
-                    self.empty.append(query)
-                else:
-                    self.answers.append((time.monotonic(), [len(h["content"]) for h in r.json()["results"]]))
-            self._stop.wait(self.interval_s)
+                self.answers.append((time.monotonic(), [len(h["content"]) for h in r.json()["results"]]))
 
     def check(self) -> None:
         assert self.errors == []

@@ -21,8 +21,8 @@ from tests.support.postgres import PostgresServer
 
 pytestmark = pytest.mark.slow
 
-FILES = 32
-SENTENCES = 60
+FILES = 24
+SENTENCES = 36
 
 
 def document(i: int) -> bytes:
