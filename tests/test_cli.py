@@ -131,10 +131,10 @@ def test_bad_mode_and_missing_path_are_clear_errors(cli: CliRunner, tmp_path: Pa
     assert "NOT_FOUND" in missing.output
 
 
-#: the shared documents over 1 MB (a 10-K in HTML, an annual report and a manual in PDF): their
-#: formats have smaller files here, and their extraction is proven by tests/extract/
+#: the shared documents over 500 KB (a 10-K in HTML, an annual report, a manual and a 33-page paper
+#: in PDF): their formats have smaller files here, and their extraction is proven by tests/extract/
 #: test_shared_documents.py; embedding their thousands of chunks would only make the suite slower
-LARGE_BYTES = 1_000_000
+LARGE_BYTES = 500_000
 
 
 @pytest.mark.slow
