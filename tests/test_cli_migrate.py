@@ -212,7 +212,7 @@ def test_ragd_migrate_through_a_server_picks_the_tenant_and_waits_for_a_switch(
         )
         assert started.exit_code == 0, started.output
         waiting = _json(started.output)
-        assert (waiting["state"], waiting["held"], waiting["job"]["finished"]) == ("ready", "manual", True)
+        assert (waiting["state"], waiting["held"]) == ("ready", "manual")  # its job may still be ending
         assert waiting["target"]["chunking"]["size"] == 64
         cancelled = runner.invoke(cli_app, [*south, "--cancel", waiting["id"], *remote], env=WIDE)
         assert cancelled.exit_code == 0, cancelled.output

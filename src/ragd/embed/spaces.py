@@ -12,8 +12,10 @@ the default model's, at no cost per search or per file.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Protocol
 
 from ragd.embed.base import DenseEmbedder
@@ -55,6 +57,9 @@ class DenseSpaces:
         self._lookup: CollectionModels | None = None
         self._versions: tuple[float, dict[str, CollectionVersion]] | None = None
         self._versions_lock = asyncio.Lock()
+        #: searches running in this process: a token each, and when it planned (monotonic)
+        self._searches: dict[int, float] = {}
+        self._tokens = itertools.count()
 
     def bind(self, lookup: CollectionModels) -> None:
         """Where the datasets' choices are read from (once the catalog is open)."""
@@ -115,6 +120,24 @@ class DenseSpaces:
             fresh = await self._lookup.collection_versions()
             self._versions = (time.monotonic(), fresh)
             return fresh
+
+    @contextmanager
+    def searching(self) -> Iterator[None]:
+        """Around one search, from before it reads :meth:`versions` until its hits are back."""
+        token = next(self._tokens)
+        self._searches[token] = time.monotonic()
+        try:
+            yield
+        finally:
+            del self._searches[token]
+
+    async def drain(self, before: float, *, timeout_s: float = 120.0) -> None:
+        """Wait until no search of this process that started before ``before`` (monotonic) is
+        still running: one that read the versions before a migration hid its new version must
+        not meet that version's first chunks."""
+        deadline = time.monotonic() + timeout_s
+        while any(t < before for t in list(self._searches.values())) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
 
     def forget_versions(self) -> None:
         """Read the versions from the catalog on the next search (this process changed them)."""

@@ -5,7 +5,8 @@ any migration has none).  A migration:
 
     start      the new version gets a tag and is hidden from every read (one catalog transaction);
                a MIGRATE job is queued over the dataset's files
-    build      after ``settle_s`` (every replica reads the hidden tag first) the job writes each file
+    build      after ``settle_s`` (every replica reads the hidden tag first) and once no search of this
+               process still runs on versions read before (:meth:`DenseSpaces.drain`), the job writes each file
                into the new version, from its stored upload or its source, through the ordinary
                ingest pipeline; files written meanwhile land in both versions (:mod:`indexing`);
                a file that fails keeps its old version and is listed among the job's failed items
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import Sequence
 from contextlib import suppress
@@ -296,6 +298,8 @@ async def run_migration(ctx: KbContext, job: Job, cancel: CancelSignal) -> None:
     if dataset is None:
         raise NotFound("the migration's dataset was deleted")
     await asyncio.sleep(ctx.migration_settle_s)  # every replica's searches hide the new version first
+    if ctx.spaces is not None:  # and no search here still runs on versions it read before that
+        await ctx.spaces.drain(time.monotonic())
     try:
         pending = {i.key for i in await ctx.catalog.items(job.id) if not i.stage.finished}
         ids = [str(f) for f in job.payload.get("file_ids", []) if str(f) in pending]

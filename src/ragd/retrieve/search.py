@@ -144,6 +144,10 @@ class Retriever:
         request = replace(request, mode=self.effective_mode(request.mode))
         if not request.query.strip():
             return []
+        with self._spaces.searching():  # a migration about to write waits for it (DenseSpaces.drain)
+            return await self._search(request)
+
+    async def _search(self, request: SearchRequest) -> list[Hit]:
         groups, hidden = await self._plan(request)
         if len(groups) == 1:
             ((space, names),) = groups.items()
