@@ -5,11 +5,12 @@ any migration has none).  A migration:
 
     start      the new version gets a tag and is hidden from every read (one catalog transaction);
                a MIGRATE job is queued over the dataset's files
-    build      after ``settle_s`` (every replica reads the hidden tag first) and once no search of this
-               process still runs on versions read before (:meth:`DenseSpaces.drain`), the job writes each file
-               into the new version, from its stored upload or its source, through the ordinary
-               ingest pipeline; files written meanwhile land in both versions (:mod:`indexing`);
-               a file that fails keeps its old version and is listed among the job's failed items
+    build      after ``settle_s`` (every replica reads the hidden tag first) and once no search of
+               this process still runs on versions read before (:meth:`DenseSpaces.drain`), the
+               job writes each file into the new version, from its stored upload or its source,
+               through the ordinary ingest pipeline; files written meanwhile land in both versions
+               (:mod:`indexing`); a file that fails keeps its old version and is listed among the
+               job's failed items
     sweep      files added or missed while it ran are written; every indexed file must have chunks
                in the new version
     evaluate   the dataset's evaluation set runs on both versions (the one search pipeline)
