@@ -3,6 +3,7 @@ nothing wider than the screen, and the navigation reachable with the keyboard al
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -71,7 +72,11 @@ def test_the_keyboard_alone_reaches_every_screen(page: Any, ui_server: LiveServe
     sign_in(page, ui_server.url, SERVICE_KEY)
     page.get_by_role("heading", name="Datasets", level=1).wait_for()
     # the screen takes focus once it has rendered, which can be after its heading shows
-    page.wait_for_function("document.activeElement && document.activeElement.tagName === 'H1'")
+    # (polled from here: wait_for_function's polling evaluates a string, which the UI's CSP refuses)
+    deadline = time.monotonic() + 10
+    while not page.evaluate("!!document.activeElement && document.activeElement.tagName === 'H1'"):
+        assert time.monotonic() < deadline, "the Datasets screen never took the focus"
+        page.wait_for_timeout(50)
     seen: list[str] = []
     for _ in range(16):
         page.keyboard.press("Shift+Tab")
@@ -86,7 +91,10 @@ def test_the_keyboard_alone_reaches_every_screen(page: Any, ui_server: LiveServe
     page.keyboard.press("Enter")
     page.get_by_label("Query").wait_for()
     assert page.url.endswith("#/sandbox")
-    page.wait_for_function("document.activeElement.textContent.trim() === 'Retrieval sandbox'")
+    deadline = time.monotonic() + 10
+    while page.evaluate("document.activeElement.textContent.trim()") != "Retrieval sandbox":
+        assert time.monotonic() < deadline, "the sandbox never took the focus"
+        page.wait_for_timeout(50)
 
 
 def test_the_theme_button_overrides_the_system_choice_and_is_remembered(
