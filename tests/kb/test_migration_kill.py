@@ -6,7 +6,6 @@ the old one retained for a rollback."""
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,8 +15,7 @@ import pytest
 
 from ragd.store.edge_store import EdgeStore
 from ragd.types import PointFilter
-from tests.kb.test_worker_kill import KEY, Server
-from tests.support.postgres import PostgresServer
+from tests.kb.test_worker_kill import Server, serve_env
 
 pytestmark = pytest.mark.slow
 
@@ -35,23 +33,7 @@ def document(i: int) -> bytes:
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def env(request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path) -> Iterator[dict[str, str]]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("RAGD_")}
-    env = {
-        **clean,
-        "RAGD_DATA_DIR": str(tmp_path / "data"),
-        "RAGD_EMBEDDING__CACHE_DIR": str(model_cache),
-        "RAGD_SERVER__API_KEY": KEY,
-        "RAGD_WORKER__LEASE_S": "3",
-        "RAGD_WORKER__POLL_S": "0.2",
-        "RAGD_MIGRATIONS__SETTLE_S": "0.2",
-    }
-    if request.param == "sqlite":
-        yield env
-        return
-    pg: PostgresServer = request.getfixturevalue("postgres_server")
-    url = pg.create_database()
-    yield {**env, "RAGD_CATALOG__URL": url}
-    pg.drop_database(url)
+    yield from serve_env(request, tmp_path, model_cache, RAGD_MIGRATIONS__SETTLE_S="0.2")
 
 
 def wait(check: Any, what: str, timeout_s: float = 300) -> Any:

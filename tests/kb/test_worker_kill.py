@@ -52,8 +52,11 @@ class Server:
         self.http.close()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def env(request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path) -> Iterator[dict[str, str]]:
+def serve_env(
+    request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path, **extra: str
+) -> Iterator[dict[str, str]]:
+    """A ``ragd serve`` environment on a SQLite or PostgreSQL catalog (``request.param``), short
+    leases, and ``extra`` settings."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("RAGD_")}
     env = {
         **clean,
@@ -62,6 +65,7 @@ def env(request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path) -> It
         "RAGD_SERVER__API_KEY": KEY,
         "RAGD_WORKER__LEASE_S": "3",
         "RAGD_WORKER__POLL_S": "0.2",
+        **extra,
     }
     if request.param == "sqlite":
         yield env
@@ -70,6 +74,11 @@ def env(request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path) -> It
     url = pg.create_database()
     yield {**env, "RAGD_CATALOG__URL": url}
     pg.drop_database(url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def env(request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path) -> Iterator[dict[str, str]]:
+    yield from serve_env(request, tmp_path, model_cache)
 
 
 @pytest.mark.slow
