@@ -9,24 +9,21 @@ there is no second collection of the same files.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Sequence
-from contextlib import suppress
 from pathlib import Path
 
 from rich.console import Console
 
 from ragd.bootstrap import Services
 from ragd.cli.progress import RateProgress
+from ragd.cli.runner import run_job_here
 from ragd.errors import RagError
 from ragd.kb.datasets import collection_name_for
 from ragd.kb.seed import seed_dataset
-from ragd.kb.worker import Worker
 from ragd.kb_types import Dataset, Job, JobStatus
 
 TENANT, DATASET = "demo", "ragd docs"
-POLL_S = 0.25
 
 
 async def index_docs(services: Services, files: Sequence[Path], console: Console) -> str:
@@ -61,26 +58,10 @@ async def _unfinished(services: Services, dataset: Dataset) -> Job | None:
 
 async def _run_job(services: Services, dataset: Dataset, queued: Job, console: Console) -> Job:
     """Run a job worker here until ``queued`` has finished, following its counts."""
-    ctx = services.knowledge()
-    stop = asyncio.Event()
-    worker = asyncio.create_task(Worker(ctx, services.settings.worker).run(stop), name="ragd-demo-worker")
-    try:
-        label = f"Indexing ragd's docs into the dataset {dataset.name!r}"
-        with RateProgress(console, label, queued.total or 1) as bar:
-            while True:
-                job = await ctx.catalog.get_job(queued.id)
-                if job is None:
-                    raise RagError("the demo's indexing job is gone")
-                bar.update_to(
-                    done=job.done + job.failed, total=job.total, chunks=job.chunks, failed=job.failed
-                )
-                if job.status.finished:
-                    return job
-                if worker.done():
-                    worker.result()  # the worker stopped: say why
-                    raise RagError("the job worker stopped before the demo's job finished")
-                await asyncio.sleep(POLL_S)
-    finally:
-        stop.set()
-        with suppress(asyncio.CancelledError):
-            await worker
+    label = f"Indexing ragd's docs into the dataset {dataset.name!r}"
+    with RateProgress(console, label, queued.total or 1) as bar:
+
+        def counts(job: Job) -> None:
+            bar.update_to(done=job.done + job.failed, total=job.total, chunks=job.chunks, failed=job.failed)
+
+        return await run_job_here(services, queued.id, "the demo's indexing job", counts)

@@ -23,8 +23,7 @@ from rich.table import Table
 from ragd.bootstrap import Services
 from ragd.catalog.base import DatasetRepo
 from ragd.cli.progress import RateProgress
-from ragd.cli.remote import _check as check_response
-from ragd.cli.remote import _unreachable as unreachable
+from ragd.cli.remote import call_json as _call
 from ragd.errors import InvalidEvalQuery, InvalidRequest, NotFound
 from ragd.kb import audit, evalset_run, evalsets
 from ragd.kb.evalset_run import EvalSpec, QueryScore, summarise
@@ -136,17 +135,6 @@ def _knobs_json(request: DatasetEval) -> dict[str, Any]:
     body: dict[str, Any] = {"mode": request.mode.value, "k": request.k, "diversity": k.diversity}
     optional = {"vector_weight": k.vector_weight, "max_per_file": k.max_per_file, "rerank": k.rerank}
     return body | {name: value for name, value in optional.items() if value is not None}
-
-
-async def _call(client: httpx.AsyncClient, method: str, path: str, **kwargs: Any) -> Any:
-    """One request; the server's error raised as the RagError it was (its code)."""
-    url = str(client.base_url)
-    try:
-        response = await client.request(method, path, **kwargs)
-    except httpx.HTTPError as exc:
-        raise unreachable(url, exc) from exc
-    check_response(response, url)
-    return response.json()
 
 
 async def _remote_dataset(client: httpx.AsyncClient, ref: str) -> str:

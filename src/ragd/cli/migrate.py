@@ -32,13 +32,11 @@ from rich.table import Table
 from ragd.bootstrap import Services
 from ragd.cli.held import via_server
 from ragd.cli.progress import RateProgress
-from ragd.cli.remote import _check as check_response
-from ragd.cli.remote import _unreachable as unreachable
-from ragd.cli.runner import console, err_console, load_settings, run_or_exit
+from ragd.cli.remote import call_json as _call
+from ragd.cli.runner import console, err_console, load_settings, run_job_here, run_or_exit
 from ragd.errors import InvalidRequest, NotFound, RagError
 from ragd.ingest.inventory import inventory
 from ragd.kb import audit, migrations
-from ragd.kb.worker import Worker
 from ragd.kb_types import ChunkingSpec, Job, Migration
 from ragd.settings import Settings
 from ragd.types import ChunkStrategy
@@ -190,39 +188,16 @@ async def run_embedded(services: Services, action: Action, bar: Follow) -> dict[
 
 async def _run_job(services: Services, migration: Migration, bar: Follow) -> Job:
     """Run a job worker here until the migration's job has finished, following its counts."""
-    kb = services.knowledge()
-    stop = asyncio.Event()
-    worker = asyncio.create_task(Worker(kb, services.settings.worker).run(stop), name="ragd-migrate-worker")
-    try:
-        while True:
-            job = await kb.catalog.get_job(migration.job_id or "")
-            if job is None:
-                raise RagError(f"the job of migration {migration.id} is gone")
-            bar.update(done=job.done + job.failed, total=job.total, chunks=job.chunks, failed=job.failed)
-            if job.status.finished:
-                return job
-            if worker.done():
-                worker.result()  # the worker stopped: say why
-                raise RagError("the job worker stopped before the migration's job finished")
-            await asyncio.sleep(POLL_S)
-    finally:
-        stop.set()
-        with suppress(asyncio.CancelledError):
-            await worker
+
+    def counts(job: Job) -> None:
+        bar.update(done=job.done + job.failed, total=job.total, chunks=job.chunks, failed=job.failed)
+
+    return await run_job_here(
+        services, migration.job_id or "", f"the job of migration {migration.id}", counts
+    )
 
 
 # -- through a server ------------------------------------------------------------------------------
-
-
-async def _call(client: httpx.AsyncClient, method: str, path: str, **kwargs: Any) -> Any:
-    """One request; the server's error raised as the RagError it was (its code)."""
-    url = str(client.base_url)
-    try:
-        response = await client.request(method, path, **kwargs)
-    except httpx.HTTPError as exc:
-        raise unreachable(url, exc) from exc
-    check_response(response, url)
-    return response.json()
 
 
 async def _remote_dataset(client: httpx.AsyncClient, action: Action) -> dict[str, Any]:

@@ -243,3 +243,14 @@ async def ingest_many(
         return report
 
     return list(await asyncio.gather(*(one(f) for f in files)))
+
+
+async def call_json(client: httpx.AsyncClient, method: str, path: str, **kwargs: Any) -> Any:
+    """One request to a ragd server; its answer's JSON, or its error raised as the RagError it was."""
+    url = str(client.base_url)
+    try:
+        response = await client.request(method, path, **kwargs)
+    except httpx.HTTPError as exc:
+        raise _unreachable(url, exc) from exc
+    _check(response, url)
+    return response.json()
