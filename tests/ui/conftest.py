@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,18 @@ def sign_in(page: Any, url: str, key: str) -> None:
     page.get_by_label("API key").fill(key)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("button", name="Sign out").wait_for()  # the navigation may be folded (phone)
+
+
+def wait_until(page: Any, expression: str, what: str, timeout_s: float = 10.0) -> None:
+    """Poll a JavaScript expression from the test until it is truthy.
+
+    Not ``page.wait_for_function``: its in-page polling evaluates the expression as a string,
+    which the UI's CSP refuses once the first check is false (a load-dependent failure).
+    """
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"{what} (after {timeout_s:g} s)"
+        page.wait_for_timeout(50)
 
 
 def shot(page: Any, name: str, tmp_path: Path) -> Path:

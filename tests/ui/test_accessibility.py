@@ -10,7 +10,7 @@ import pytest
 
 from tests.kb.conftest import SERVICE_KEY, Api, new_tenant
 from tests.support.live_server import LiveServer
-from tests.ui.conftest import DESKTOP, PHONE, sign_in
+from tests.ui.conftest import DESKTOP, PHONE, sign_in, wait_until
 
 #: the visible controls with no accessible name (a label, aria-label(ledby), title or text)
 UNNAMED = """() => [...document.querySelectorAll(
@@ -72,11 +72,11 @@ def test_the_keyboard_alone_reaches_every_screen(page: Any, ui_server: LiveServe
     sign_in(page, ui_server.url, SERVICE_KEY)
     page.get_by_role("heading", name="Datasets", level=1).wait_for()
     # the screen takes focus once it has rendered, which can be after its heading shows
-    # (polled from here: wait_for_function's polling evaluates a string, which the UI's CSP refuses)
-    deadline = time.monotonic() + 10
-    while not page.evaluate("!!document.activeElement && document.activeElement.tagName === 'H1'"):
-        assert time.monotonic() < deadline, "the Datasets screen never took the focus"
-        page.wait_for_timeout(50)
+    wait_until(
+        page,
+        "!!document.activeElement && document.activeElement.tagName === 'H1'",
+        "the Datasets screen never took the focus",
+    )
     seen: list[str] = []
     for _ in range(16):
         page.keyboard.press("Shift+Tab")

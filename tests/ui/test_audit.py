@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.kb.conftest import SERVICE_KEY, Api, new_tenant
 from tests.support.live_server import LiveServer
-from tests.ui.conftest import PHONE, shot, sign_in
+from tests.ui.conftest import PHONE, shot, sign_in, wait_until
 
 
 def audit_rows(page: Any) -> Any:
@@ -35,9 +35,11 @@ def test_the_screen_lists_a_record_an_action_created_and_filters(
     page.get_by_label("Action").fill("key")
     page.get_by_label("Tenant id").fill(tenant_id)
     page.get_by_role("button", name="Apply filters").click()
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('table.audit-table tbody tr')]"
-        ".every(tr => tr.textContent.includes('key.create'))"
+    wait_until(
+        page,
+        "[...document.querySelectorAll('table.audit-table tbody tr')]"
+        ".every(tr => tr.textContent.includes('key.create'))",
+        "the filtered audit table shows only key.create rows",
     )
     assert audit_rows(page).count() == 1  # the one admin key new_tenant made
     for api in keys.values():
@@ -58,7 +60,11 @@ def test_pages_follow_the_cursor(page: Any, ui_server: LiveServer, service_api: 
         page.get_by_text("page 2").wait_for()
         # 55 datasets, the tenant and its key: 57 records, 7 on the second page (the caption can
         # show before the table's rows are replaced: wait for the rows themselves)
-        page.wait_for_function("document.querySelectorAll('table.audit-table tbody tr').length === 7")
+        wait_until(
+            page,
+            "document.querySelectorAll('table.audit-table tbody tr').length === 7",
+            "the audit table shows 7 rows",
+        )
         assert page.get_by_role("button", name="Older").is_disabled()
         page.get_by_role("button", name="Newer").click()
         page.get_by_text("50 records, the newest.").wait_for()

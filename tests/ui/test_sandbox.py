@@ -18,7 +18,7 @@ import pytest
 
 from tests.kb.conftest import SERVICE_KEY, Api, new_tenant
 from tests.support.live_server import LiveServer
-from tests.ui.conftest import PHONE, shot, sign_in
+from tests.ui.conftest import PHONE, shot, sign_in, wait_until
 from tests.ui.test_accessibility import UNNAMED
 
 FACT = "How often does the lighthouse keeper wind the clockwork lens?"
@@ -253,10 +253,12 @@ def test_on_a_phone_the_results_come_into_view_after_a_search(
     page.get_by_role("button", name="Search", exact=True).click()
     page.locator(".sandbox-status").filter(has_text=re.compile(r"hits? in \d+ ms")).wait_for()
     # the form is taller than the phone's screen: the first hit is scrolled up into it
-    page.wait_for_function(
-        "() => { const r = document.querySelector('li.hit').getBoundingClientRect();"
-        " return r.top >= 0 && r.top < innerHeight - 40; }",
-        timeout=5_000,
+    wait_until(
+        page,
+        "(() => { const r = document.querySelector('li.hit').getBoundingClientRect();"
+        " return r.top >= 0 && r.top < innerHeight - 40; })()",
+        "the first hit is scrolled into view",
+        timeout_s=5,
     )
     status = page.locator(".sandbox-status").bounding_box()
     assert status is not None
