@@ -110,6 +110,40 @@ class PageSpan:
 
 
 @dataclass(frozen=True, slots=True)
+class TextBox:
+    """Characters ``[start, end)`` of a document's text are drawn in this rectangle of ``page``.
+
+    ``page`` is 0-based; ``x0 < x1`` and ``y0 < y1`` are fractions (0..1) of the page's width and
+    height from its top-left corner, so a box holds at any rendering resolution.  Extractors emit
+    one per word or per line (PDFium's text page for PDF text layers, OCR word boxes for scans).
+    """
+
+    page: int
+    start: int
+    end: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """Characters ``[start, end)`` of a document's text were made by ``extractor`` with ``profile``.
+
+    A document read by one engine needs none (``Document.extractor`` and
+    ``Document.meta["vision_profile"]`` say it); a figure described by a vision model next to a
+    page's exact text is a region of its own, so its chunk records the engine and profile that
+    made it (``meta.extractor``, ``meta.vision_profile``).
+    """
+
+    start: int
+    end: int
+    extractor: str
+    profile: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Document:
     """Extracted text of one file.
 
@@ -123,6 +157,10 @@ class Document:
     mime_type: str | None = None
     pages: tuple[PageSpan, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
+    #: where the text is drawn on its pages (paged formats with a layout; empty otherwise)
+    boxes: tuple[TextBox, ...] = ()
+    #: parts of the text made by another engine than ``extractor`` (figure descriptions)
+    regions: tuple[Region, ...] = ()
 
     def page_at(self, offset: int) -> int | None:
         """The 0-based page holding character ``offset``, or None when unpaged."""
@@ -203,6 +241,11 @@ class ChunkMeta:
     #: how many chunks the file's version has (a version is complete when it has them all)
     chunk_count: int | None = None
     extractor: str | None = None
+    #: the vision engine's prompt profile (diagram, general, ocr, figure, …) when one made the text
+    vision_profile: str | None = None
+    #: where the chunk is drawn: ``(page, x0, y0, x1, y1)``, 0-based page, fractions of the page
+    #: from its top-left corner, one per line of the passage (docs/payload.md)
+    boxes: tuple[tuple[int, float, float, float, float], ...] = ()
     #: the file's bytes and the pipeline that made the points (re-ingest skips an unchanged file)
     file_hash: str | None = None
     pipeline: str | None = None
@@ -235,7 +278,7 @@ class ChunkMeta:
         for key in _OPTIONAL_META:
             value = getattr(self, key)
             if value is not None and value != () and value is not False:
-                out[key] = list(value) if isinstance(value, tuple) else value
+                out[key] = _plain(value)
         return out
 
     @classmethod
@@ -250,6 +293,8 @@ class ChunkMeta:
             split_id=_int(meta.get("split_id")),
             chunk_count=_int(meta.get("chunk_count")),
             extractor=_str(meta.get("extractor")),
+            vision_profile=_str(meta.get("vision_profile")),
+            boxes=_boxes(meta.get("boxes")),
             file_hash=_str(meta.get("file_hash")),
             pipeline=_str(meta.get("pipeline")),
             ingest_version=_str(meta.get("ingest_version")),
@@ -268,6 +313,8 @@ _OPTIONAL_META = (
     "split_id",
     "chunk_count",
     "extractor",
+    "vision_profile",
+    "boxes",
     "file_hash",
     "pipeline",
     "ingest_version",
@@ -287,6 +334,26 @@ def _str(value: object) -> str | None:
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _plain(value: object) -> object:
+    """Tuples as lists, nested ones too (a payload is JSON)."""
+    return [_plain(v) for v in value] if isinstance(value, tuple) else value
+
+
+def _boxes(value: object) -> tuple[tuple[int, float, float, float, float], ...]:
+    if not isinstance(value, list | tuple):
+        return ()
+    out = []
+    for box in value:
+        if (
+            isinstance(box, list | tuple)
+            and len(box) == 5
+            and _int(box[0]) is not None
+            and all(isinstance(v, int | float) and not isinstance(v, bool) for v in box[1:])
+        ):
+            out.append((int(box[0]), float(box[1]), float(box[2]), float(box[3]), float(box[4])))
+    return tuple(out)
 
 
 def _strs(value: object) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragd.ingest.ids import chunk_id, sha256_hex
+from ragd.ingest.layout import chunk_boxes, region_of
 from ragd.language import detect_language
 from ragd.types import Chunk, ChunkMeta, DenseVector, Document, FileRef, SparseVector, StoredChunk
 
@@ -27,6 +28,7 @@ def chunk_meta(
     given = ChunkMeta.parse(ref.extra)
     from_document = ChunkMeta.parse(document.meta)
     language = detect_language(chunk.text)
+    region = region_of(document.regions, chunk.start, chunk.end)
     return ChunkMeta(
         collection_name=ref.collection_name,
         file_id=ref.file_id,
@@ -34,7 +36,9 @@ def chunk_meta(
         source=ref.source,
         split_id=chunk.split_id,
         chunk_count=total,
-        extractor=document.extractor,
+        extractor=region.extractor if region else document.extractor,
+        vision_profile=region.profile if region else from_document.vision_profile,
+        boxes=chunk_boxes(document.boxes, chunk.start, chunk.end),
         file_hash=file_hash,
         pipeline=version,
         ingest_version=sha256_hex(f"{file_hash}|{version}")[:32],
