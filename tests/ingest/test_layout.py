@@ -48,5 +48,6 @@ def test_boxes_and_profile_survive_the_payload() -> None:
     assert payload["boxes"] == [[2, 0.1, 0.2, 0.3, 0.4]]
     assert payload["vision_profile"] == "diagram"
     back = ChunkMeta.parse(payload)
-    assert back.boxes == meta.boxes and back.vision_profile == "diagram"
+    assert back.boxes == meta.boxes
+    assert back.vision_profile == "diagram"
     assert ChunkMeta.parse({"boxes": [[1, "a", 0, 0, 0], "x", [True, 0, 0, 1, 1]]}).boxes == ()
