@@ -60,7 +60,7 @@ CSP = "; ".join(
         "default-src 'self'",
         "script-src 'self'",
         "style-src 'self'",
-        "img-src 'self' data:",
+        "img-src 'self' data: blob:",  # blob: the page view's images, fetched with the UI header
         "font-src 'self'",
         "connect-src 'self'",
         "object-src 'none'",

@@ -75,6 +75,18 @@ export async function api(method, path, opts = {}) {
 }
 
 /**
+ * A binary answer (a page's image) as {blob, headers}: fetched here because an <img src> cannot
+ * carry the UI header the session needs. Errors are ApiErrors, as for api().
+ */
+export async function fetchBlob(path, { signal } = {}) {
+  const headers = { ...HEADERS, Accept: "image/*, application/json;q=0.5" };
+  const response = await fetch(path, { method: "GET", headers, signal, credentials: "same-origin" });
+  if (response.status === 401) onUnauthorized();
+  if (!response.ok) throw await toError(response);
+  return { blob: await response.blob(), headers: response.headers };
+}
+
+/**
  * Read a text/event-stream (the API's SSE) with fetch, so the request carries the UI header.
  * onEvent({event, data, id}) per event, data parsed as JSON when it is JSON. Returns when the
  * stream ends or `signal` aborts.

@@ -7,6 +7,7 @@
 import { ApiError, api, stream } from "../api.js";
 import { chunkHref, pageLabel, searchable } from "../capabilities.js";
 import { field, h, replace } from "../dom.js";
+import { pageButton } from "../page_view.js";
 
 const CHAT = "/v1/chat/completions";
 // [1], [1, 2], [1][2] — not [1](url) links nor [^1] footnotes (as ragd reads them, docs/chat.md)
@@ -284,6 +285,7 @@ class Answer {
       h(
         "div",
         { class: "actions" },
+        source.page_image ? pageButton(source.page_image, sourceTitle(source)) : null,
         href ? h("a", { href, class: "open-chunk" }, fileId ? "Open the source chunk" : "Open the page") : null,
         h("button", { type: "button", class: "small", onclick: () => (panel.hidden = true) }, "Close"),
       ),

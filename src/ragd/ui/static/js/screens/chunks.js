@@ -7,6 +7,7 @@ import { api, ApiError } from "../api.js";
 import { chunkHref, pageLabel } from "../capabilities.js";
 import { append, fmtNumber, h } from "../dom.js";
 import { renderMarkdown } from "../markdown.js";
+import { pageButton } from "../page_view.js";
 
 const LIMIT = 50;
 
@@ -15,12 +16,18 @@ function chunkBody(c, raw) {
   return raw ? h("pre", { class: "chunk-text" }, c.content) : h("div", { class: "chunk-md" }, renderMarkdown(c.content));
 }
 
-function chunkCard(c, focused) {
+function chunkCard(c, focused, fileName) {
   const meta = [pageLabel(c.page), (c.headers || []).length ? c.headers.join(" › ") : null].filter(Boolean);
   return h(
     "article",
     { class: ["chunk", focused ? "focused" : null], id: `chunk-${c.split_id}`, "aria-label": `Chunk ${c.split_id}`, tabindex: focused ? "-1" : null },
-    h("header", { class: "chunk-head" }, h("span", { class: "chunk-no" }, `#${c.split_id ?? "–"}`), meta.length ? h("span", { class: "muted" }, meta.join(" · ")) : null),
+    h(
+      "header",
+      { class: "chunk-head" },
+      h("span", { class: "chunk-no" }, `#${c.split_id ?? "–"}`),
+      meta.length ? h("span", { class: "muted" }, meta.join(" · ")) : null,
+      c.page_image ? pageButton(c.page_image, fileName) : null,
+    ),
     chunkBody(c, false),
   );
 }
@@ -60,7 +67,7 @@ export async function render(main, ctx) {
     }
   }
   const href = chunkHref(params.id, params.fileId);
-  const list = chunks.length ? h("div", { class: "chunk-list" }, chunks.map((c) => chunkCard(c, c.split_id === split))) : null;
+  const list = chunks.length ? h("div", { class: "chunk-list" }, chunks.map((c) => chunkCard(c, c.split_id === split, page.name))) : null;
   const rawToggle = list
     ? h("button", { type: "button", class: "small raw-toggle", "aria-pressed": "false", onclick: () => showRaw(rawToggle.getAttribute("aria-pressed") !== "true") }, "Raw text")
     : null;

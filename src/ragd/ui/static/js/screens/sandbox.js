@@ -8,6 +8,7 @@ import { api, ApiError } from "../api.js";
 import { chunkHref, pageLabel, searchable } from "../capabilities.js";
 import { append, clear, field, fmtNumber, fmtScore, h, highlight, queryTerms, replace } from "../dom.js";
 import { filterBuilder } from "../filter_builder.js";
+import { pageButton } from "../page_view.js";
 import { matchWindow } from "../snippet.js";
 
 const MAX_FIELD_LOOKUPS = 50;
@@ -410,6 +411,7 @@ function hitCard(hit, rank, view) {
       text.toggle,
       canOpen && hit.split_id !== null && hit.split_id !== undefined ? neighbourButton(hit, neighbours, view) : null,
       canOpen ? h("a", { href: chunkHref(hit.dataset_id, hit.file_id, hit.split_id), class: "open-chunk" }, "Open in the chunk viewer") : null,
+      hit.page_image ? pageButton(hit.page_image, hit.name || hit.source) : null,
       canOpen ? answersButton(hit, view) : null,
     ),
     neighbours,
