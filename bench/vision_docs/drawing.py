@@ -148,21 +148,19 @@ def bar_chart(title: str, unit: str, bars: list[tuple[str, str, float]], *, size
 
 
 def table(title: str, rows: list[tuple[str, ...]], widths: list[int], *, size: int = 30) -> Image.Image:
-    """A ruled table (first row: the header, shaded), as a screenshot or a pasted figure would be."""
-    height = 60 + (size + 34) * len(rows) + 110
-    image = Image.new("RGB", (sum(widths) + 80, height), "white")
+    """A table as a screenshot or a pasted figure shows it: a shaded header row, a rule under each row."""
+    step = size + 34
+    image = Image.new("RGB", (sum(widths) + 80, 60 + step * len(rows) + 110), "white")
     draw = ImageDraw.Draw(image)
     draw.text((40, 50), title, fill=INK, font=font(size + 6), anchor="lm")
-    y = 100
+    right = 40 + sum(widths)
+    draw.rectangle((40, 100, right, 100 + step), fill=FILL)
     for index, row in enumerate(rows):
-        x = 40
+        y, x = 100 + index * step, 40
         for width, cell in zip(widths, row, strict=True):
-            draw.rectangle(
-                (x, y, x + width, y + size + 34), fill=FILL if index == 0 else "white", outline=LINE
-            )
-            draw.text((x + 14, y + (size + 34) // 2), cell, fill=INK, font=font(size), anchor="lm")
+            draw.text((x + 14, y + step // 2), cell, fill=INK, font=font(size), anchor="lm")
             x += width
-        y += size + 34
+        draw.line([(40, y + step), (right, y + step)], fill=LINE, width=2)
     return image
 
 
