@@ -42,7 +42,10 @@ exception handler and the CLI prints ``code: message``.
     │   ├── EmptyDocument (EMPTY_DOCUMENT, 422)
     │   ├── ExtractionUnusable (EXTRACTION_UNUSABLE, 422)  the "text" is mostly markup
     │   ├── ExtractionCrashed (EXTRACTION_CRASHED, 422)    the reader died or hung on the file
-    │   └── OcrUnavailable (OCR_UNAVAILABLE, 422)
+    │   ├── OcrUnavailable (OCR_UNAVAILABLE, 422)
+    │   ├── VisionUnavailable (VISION_UNAVAILABLE, 422)    the vision model's endpoint failed
+    │   ├── VisionOutputTooLong (VISION_OUTPUT_TOO_LONG, 422)  its answer reached the token cap
+    │   └── ConverterUnavailable (CONVERTER_UNAVAILABLE, 422)  no Office-to-PDF converter
     ├── ConfigurationError (CONFIGURATION_ERROR, 500)
     │   ├── IndexMismatch (INDEX_MISMATCH, 409)
     │   └── MissingDependency (MISSING_DEPENDENCY, 500)
@@ -348,6 +351,27 @@ class ExtractionCrashed(ExtractionError):
 
 class OcrUnavailable(ExtractionError):
     code = "OCR_UNAVAILABLE"
+
+
+class VisionUnavailable(ExtractionError):
+    """The vision model's endpoint failed, timed out or refused the call (docs/formats.md#vision-engines)."""
+
+    code = "VISION_UNAVAILABLE"
+    permanent = False  # the endpoint may be back on the next try
+
+
+class VisionOutputTooLong(ExtractionError):
+    """The vision model's answer reached RAGD_VISION__MAX_TOKENS: the file fails rather than being cut."""
+
+    code = "VISION_OUTPUT_TOO_LONG"
+
+
+class ConverterUnavailable(ExtractionError):
+    """An Office file must become PDF pages and no converter (LibreOffice, Gotenberg) is configured
+    or reachable."""
+
+    code = "CONVERTER_UNAVAILABLE"
+    permanent = False  # a Gotenberg service may be back, LibreOffice installed, on the next try
 
 
 class ConfigurationError(RagError):

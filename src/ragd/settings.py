@@ -18,6 +18,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from ragd.types import ChunkStrategy, FusionMethod, PromptStyle, SearchMode
 
 PACKAGED_MINILM = "packaged:all-MiniLM-L6-v2"
+#: the vision engines' prompt profiles (ragd.vision.profiles)
+VisionProfileName = Literal["diagram", "diagram-topology", "general", "figure", "ocr"]
 
 
 def _comma_list(value: object) -> object:
@@ -191,6 +193,161 @@ class ExtractSettings(BaseModel):
     memory_mb: int = Field(
         1536, ge=256, description="address-space limit of each extraction process (with isolate)"
     )
+    engine: Literal["auto", "kreuzberg", "vision-llm", "hybrid-diagram"] = Field(
+        "auto",
+        description="the ingestion service's EXTRACTION_ENGINE: auto reads every file with its text "
+        "reader and, when RAGD_VISION__API_BASE_URL is set, routes diagram .docx files to the "
+        "router's diagram engine and describes the pictures of PDFs and slides (docs/formats.md#vision-"
+        "engines); kreuzberg: the text readers only; vision-llm or hybrid-diagram: every PDF, Office "
+        "file and image through that engine (needs the endpoint)",
+    )
+    router_default: Literal["kreuzberg", "vision-llm"] = Field(
+        "kreuzberg",
+        description="EXTRACTION_ROUTER_DEFAULT: with engine=auto, the engine of the PDF, Office and "
+        "image files the router does not send to the diagram engine (kreuzberg: their text readers)",
+    )
+    router_diagram_engine: Literal["hybrid-diagram", "vision-llm"] = Field(
+        "hybrid-diagram",
+        description="EXTRACTION_ROUTER_DIAGRAM_ENGINE: with engine=auto, the engine of a .docx whose "
+        "drawing shapes or large body pictures say it is a diagram",
+    )
+    router_diagram_profile: VisionProfileName = Field(
+        "diagram",
+        description="EXTRACTION_ROUTER_DIAGRAM_PROFILE: the prompt profile of the diagram route when its "
+        "engine is vision-llm (hybrid-diagram picks diagram-topology or figure itself)",
+    )
+    router_min_textboxes: int = Field(
+        20,
+        ge=0,
+        description="EXTRACTION_ROUTER_MIN_TEXTBOXES: text boxes (or drawing shapes of any kind) a .docx "
+        "needs before its drawing-to-body word ratio is weighed",
+    )
+    router_min_drawing_ratio: float = Field(
+        2.0,
+        ge=0,
+        description="EXTRACTION_ROUTER_DRAWING_RATIO: words in drawings per body word (drawing / (body "
+        "+ 1)) from which a .docx is a vector diagram",
+    )
+    router_min_image_area: float = Field(
+        0.05,
+        ge=0,
+        le=1,
+        description="EXTRACTION_ROUTER_MIN_IMAGE_EMU as a share of the page: the largest body picture "
+        "of a .docx covers at least this much of its page (less margins) for the raster-figure signal "
+        "(the seed's 1.79 square inches is about 3 % of a Letter or A4 page)",
+    )
+    router_max_words_per_image: int = Field(
+        0,
+        ge=0,
+        description="EXTRACTION_ROUTER_MIN_IMAGE_WORD_RATIO turned round: a .docx with more body words "
+        "than this per large picture is prose with an illustration, not a figure; 0: no such guard",
+    )
+    office_converter: Literal["auto", "libreoffice", "gotenberg", "off"] = Field(
+        "auto",
+        description="how Office files become PDF pages for the vision engines and page images: "
+        "libreoffice (soffice on PATH), gotenberg (gotenberg_url), off; auto: LibreOffice when "
+        "installed, else Gotenberg when gotenberg_url is set, else none",
+    )
+    gotenberg_url: str = Field(
+        "",
+        description="GOTENBERG_URL: a Gotenberg service that converts Office files to PDF (POST "
+        "{url}/forms/libreoffice/convert), e.g. http://gotenberg:3000",
+    )
+
+    @field_validator("gotenberg_url")
+    @classmethod
+    def _gotenberg_scheme(cls, v: str) -> str:
+        return _http_url(v, "gotenberg_url")
+
+
+def _http_url(value: str, name: str) -> str:
+    """An http(s) URL, or empty (unset); anything else is refused at start-up."""
+    value = value.strip()
+    if value and not value.startswith(("http://", "https://")):
+        raise ValueError(f"{name} must start with http:// or https:// (got {value[:80]!r})")
+    return value.rstrip("/")
+
+
+class VisionSettings(BaseModel):
+    """The multimodal model of the vision engines (docs/formats.md#vision-engines); an empty
+    api_base_url switches them off and changes nothing else."""
+
+    api_base_url: str = Field(
+        "",
+        description="the ingestion service's VISION_LLM_API_BASE_URL: an OpenAI-compatible endpoint "
+        "that takes images (POST {url}/chat/completions), e.g. http://vllm:8000/v1; empty: no vision "
+        "engines, files are read as without it",
+    )
+    model: str = Field("", description="VISION_LLM_MODEL: the model name sent with every call")
+    api_key: SecretStr | None = Field(None, description="VISION_LLM_API_KEY: sent as a bearer token")
+    profile: VisionProfileName = Field(
+        "general",
+        description="VISION_LLM_PROFILE: the vision-llm engine's prompt profile when none is asked for "
+        "(general: the page as Markdown; diagram: a Mermaid graph and a summary; ocr: the words as "
+        "they stand)",
+    )
+    dpi: int = Field(150, ge=36, le=600, description="VISION_LLM_DPI: resolution of the page images sent")
+    max_pages: int = Field(
+        20,
+        ge=1,
+        le=1000,
+        description="VISION_LLM_MAX_PAGES: pages of one file sent to the model; a longer file is read "
+        "to this page and carries a warning (extraction_warnings)",
+    )
+    max_tokens: int = Field(
+        4096,
+        ge=16,
+        description="VISION_LLM_MAX_TOKENS (16384 there, for all pages in one call): the token cap of "
+        "the answer about one page or picture; an answer cut at it fails the file (VISION_OUTPUT_TOO_LONG) "
+        "rather than being indexed cut",
+    )
+    language_hint: str = Field(
+        "",
+        description="VISION_LLM_LANGUAGE_HINT: the documents' language named in the prompts (e.g. "
+        "Danish), so the model keeps their words instead of translating; empty: their own language",
+    )
+    timeout_s: float = Field(
+        180.0,
+        gt=0,
+        description="VISION_LLM_READ_TIMEOUT: seconds one call may take (within the file's "
+        "RAGD_EXTRACT__TIMEOUT_S)",
+    )
+    retries: int = Field(2, ge=0, le=10, description="calls answered 429 or 503 are retried this often")
+    calls_per_minute: int = Field(
+        0, ge=0, description="calls started per minute by each extraction process; 0: no limit"
+    )
+    max_images: int = Field(
+        20,
+        ge=0,
+        le=1000,
+        description="pictures of one PDF or slide deck described (the first ones over figure_min_area, "
+        "in page order); 0: none",
+    )
+    figure_min_area: float = Field(
+        0.05,
+        ge=0,
+        le=1,
+        description="share of its page a picture must cover to be described (smaller ones are icons, "
+        "logos, rules)",
+    )
+    fail_open: bool = Field(
+        False,
+        description="when the endpoint fails, read a file the router sent to a vision engine with its "
+        "text reader instead (with a warning on its chunks) rather than failing it "
+        "(VISION_UNAVAILABLE); pictures of a text document always fail open",
+    )
+    cache_dir: Path | None = Field(
+        None, description="where answers are kept by image hash, model and prompt (None: <data_dir>/vision)"
+    )
+
+    @field_validator("api_base_url")
+    @classmethod
+    def _endpoint_scheme(cls, v: str) -> str:
+        return _http_url(v, "api_base_url")
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.api_base_url)
 
 
 class RetrievalSettings(BaseModel):
@@ -778,6 +935,7 @@ class Settings(BaseSettings):
     sparse: SparseSettings = SparseSettings()
     chunking: ChunkSettings = ChunkSettings()
     extract: ExtractSettings = ExtractSettings()
+    vision: VisionSettings = VisionSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     rerank: RerankSettings = RerankSettings()
     rerankers: dict[str, RerankSettings] = Field(
@@ -836,6 +994,19 @@ class Settings(BaseSettings):
     @property
     def backup_dir(self) -> Path:
         return self.backup.dir or self.data_dir / "backups"
+
+    @model_validator(mode="after")
+    def _vision_engine_has_endpoint(self) -> Settings:
+        if self.extract.engine in ("vision-llm", "hybrid-diagram") and not self.vision.enabled:
+            raise ValueError(
+                f"extract.engine={self.extract.engine!r} reads files with a vision model: "
+                "set RAGD_VISION__API_BASE_URL (and RAGD_VISION__MODEL), or use engine auto"
+            )
+        return self
+
+    @property
+    def vision_cache_dir(self) -> Path:
+        return self.vision.cache_dir or self.data_dir / "vision"
 
     @property
     def model_cache_dir(self) -> Path:

@@ -218,10 +218,21 @@ class IngestJson(BaseModel):
         return self
 
 
+class Extraction(BaseModel):
+    """How the ``auto`` router read the file (contracts: the ingestion service's ``extraction``)."""
+
+    engine: str | None = Field(None, description="the engine that read it (meta.extractor)")
+    route: dict[str, Any] = Field(
+        description='the signal and its measures, e.g. {"signal": "textbox", "textboxes": 50}'
+    )
+
+
 class IngestOk(BaseModel):
     status: Literal[True] = True
     collection_name: str
     chunks_count: int
+    #: only when the auto router stamped a route (a vision endpoint is configured)
+    extraction: Extraction | None = None
 
 
 class DeleteOk(BaseModel):
@@ -250,8 +261,14 @@ class ExtractForm(BaseModel):
     """``POST /api/v1/extract`` as multipart/form-data (documentation only)."""
 
     file: bytes
-    engine: str | None = Field(None, description="extraction engine override, e.g. kreuzberg or text")
-    profile: str | None = Field(None, description="vision profiles are not supported: any value is a 400")
+    engine: str | None = Field(
+        None, description="extraction engine override, e.g. kreuzberg, text, vision-llm or hybrid-diagram"
+    )
+    profile: str | None = Field(
+        None,
+        description="a vision engine's prompt profile: diagram, diagram-topology, general, figure or ocr "
+        "(for other engines a 400)",
+    )
 
 
 def request_body(media: dict[str, type[BaseModel]]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from ragd.embed.spaces import DenseSpaces
 from ragd.errors import ConfigurationError, InvalidRequest, MissingDependency, RagError, RateLimited
 from ragd.extract.base import Extractor
 from ragd.extract.isolation import IsolatedExtractor
-from ragd.extract.router import build_extractor, engines, pinned
+from ragd.extract.router import RoutingExtractor, build_extractor, engines, pinned
 from ragd.ingest.pipeline import Ingestor
 from ragd.kb.context import KbContext
 from ragd.kb.limits import check_rate, tenant_rows
@@ -44,9 +44,11 @@ from ragd.retrieve.agent import AgenticSearch
 from ragd.retrieve.pipeline import DEFAULT_RERANKER, RerankStage, Searcher, SearchPipeline
 from ragd.retrieve.queries import QueryGenerator
 from ragd.retrieve.search import Retriever
-from ragd.settings import EmbeddingSettings, RerankSettings, Settings
+from ragd.settings import EmbeddingSettings, RerankSettings, Settings, VisionSettings
 from ragd.store.base import VectorStore
 from ragd.types import IndexManifest
+from ragd.vision.kit import build_vision
+from ragd.vision.probe import VISION_ENGINES, check_request
 
 log = logging.getLogger(__name__)
 
@@ -120,24 +122,40 @@ class Services:
             raise self.objects_error or ConfigurationError("S3 is not configured")
         return self.objects
 
-    def extraction_engine(self, name: str | None) -> Extractor:
-        """The default type router, or one named engine for every file type."""
+    def extraction_engine(self, name: str | None, profile: str | None = None) -> Extractor:
+        """The default type router, or one named engine for every file type; ``profile``: the
+        prompt profile of a vision engine (``POST /api/v1/extract``)."""
+        by_name = engines(self.settings.extract)
+        vision = self.settings.vision.enabled
+        check_request(name, profile, known={*by_name, *(VISION_ENGINES if vision else ())}, vision=vision)
         if name is None:
             return self.extractor
-        by_name = engines(self.settings.extract)
-        if name not in by_name:
-            valid = ", ".join(sorted(by_name))
-            raise InvalidRequest(f"unknown extraction engine {name!r}; valid engines: {valid}")
         if isinstance(self.extractor, IsolatedExtractor):
-            return self.extractor.engine(name)
-        return pinned(by_name[name], self.settings.extract)
+            return self.extractor.engine(name, profile)
+        own = self.extractor.engine(name) if isinstance(self.extractor, RoutingExtractor) else None
+        engine = own or by_name.get(name)
+        if engine is None:
+            raise InvalidRequest(f"engine {name!r} does not run in this process")
+        with_profile = getattr(engine, "with_profile", None)
+        if profile is not None and with_profile is not None:
+            engine = with_profile(profile)
+        return pinned(engine, self.settings.extract)
+
+
+def vision_settings(settings: Settings) -> VisionSettings | None:
+    """The vision model's settings with the cache folder resolved; None when no endpoint is set."""
+    if not settings.vision.enabled:
+        return None
+    return settings.vision.model_copy(update={"cache_dir": settings.vision_cache_dir})
 
 
 def build_extraction(settings: Settings) -> Extractor:
-    """The type router, in worker processes unless ``RAGD_EXTRACT__ISOLATE=false``."""
+    """The type router, in worker processes unless ``RAGD_EXTRACT__ISOLATE=false``; with the vision
+    engines when ``RAGD_VISION__API_BASE_URL`` is set."""
+    vision = vision_settings(settings)
     if settings.extract.isolate:
-        return IsolatedExtractor(settings.extract, workers=settings.extract_concurrency)
-    return build_extractor(settings.extract)
+        return IsolatedExtractor(settings.extract, workers=settings.extract_concurrency, vision=vision)
+    return build_extractor(settings.extract, vision=build_vision(settings.extract, vision))
 
 
 async def build_dense(settings: Settings, emb: EmbeddingSettings | None = None) -> DenseEmbedder:
@@ -367,7 +385,7 @@ async def open_services(
         stack.push_async_callback(store.close)
         await store.open(manifest)
         extractor = build_extraction(settings)
-        if isinstance(extractor, IsolatedExtractor):
+        if isinstance(extractor, IsolatedExtractor | RoutingExtractor):
             stack.callback(extractor.close)
         ingestor = Ingestor(
             extractor=extractor,

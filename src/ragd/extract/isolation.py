@@ -14,7 +14,10 @@ for each file.  Then:
   and replaced, and that one file fails with :class:`ExtractionCrashed`
   (``EXTRACTION_CRASHED``, 422); files extracted by other workers carry on.
 
-Workers start on first use (~0.25 s each) and stay up until :meth:`close`.
+Workers start on first use (~0.25 s each) and stay up until :meth:`close`.  With
+:class:`VisionSettings` (an endpoint), each worker builds its own vision client and call rate
+(:func:`ragd.vision.kit.build_vision`): the vision engines run in the workers too, under the same
+limits.
 """
 
 from __future__ import annotations
@@ -34,13 +37,15 @@ from typing import Any
 from ragd.errors import ExtractionCrashed, ExtractionError, PayloadTooLarge, RagError
 from ragd.extract.base import Extractor
 from ragd.extract.router import build_extractor, engines, pinned
-from ragd.settings import ExtractSettings
+from ragd.settings import ExtractSettings, VisionSettings
 from ragd.types import Blob, Document
+from ragd.vision.kit import build_vision
 
 logger = logging.getLogger(__name__)
 
 _GRACE_S = 10.0
-_Request = tuple[str | None, str, str | None, str | None, bytes | None]  # engine, name, mime, path, data
+# engine, profile, name, mime, path, data
+_Request = tuple[str | None, str | None, str, str | None, str | None, bytes | None]
 
 
 class IsolatedExtractor:
@@ -48,8 +53,11 @@ class IsolatedExtractor:
 
     name = "isolated"
 
-    def __init__(self, settings: ExtractSettings, *, workers: int = 2) -> None:
+    def __init__(
+        self, settings: ExtractSettings, *, workers: int = 2, vision: VisionSettings | None = None
+    ) -> None:
         self._settings = settings
+        self._vision = vision if vision is not None and vision.enabled else None
         self._context = multiprocessing.get_context("spawn")
         self._slots = threading.BoundedSemaphore(workers)
         self._idle: list[_Worker] = []
@@ -59,17 +67,24 @@ class IsolatedExtractor:
     def extract(self, blob: Blob) -> Document:
         return self.extract_with(None, blob)
 
-    def engine(self, name: str) -> EngineView:
-        """An extractor that reads every file with the engine ``name`` (in the same workers)."""
-        return EngineView(self, name)
+    def engine(self, name: str, profile: str | None = None) -> EngineView:
+        """An extractor that reads every file with the engine ``name`` (in the same workers);
+        ``profile``: the vision profile a vision engine asks with."""
+        return EngineView(self, name, profile)
 
-    def extract_with(self, engine: str | None, blob: Blob) -> Document:
+    def extract_with(self, engine: str | None, blob: Blob, profile: str | None = None) -> Document:
         """``blob`` read by the worker's router (``engine=None``) or by one named engine."""
         path = str(blob.path) if blob.data is None and blob.path is not None else None
-        request: _Request = (engine, blob.name, blob.mime_type, path, blob.data if path is None else None)
+        data = blob.data if path is None else None
+        request: _Request = (engine, profile, blob.name, blob.mime_type, path, data)
         with self._worker() as worker:
             reply = worker.call(request, self._settings.timeout_s + _GRACE_S, blob.name)
-        return _unpack(reply, blob.name, self._settings)
+        document = _unpack(reply, blob.name, self._settings)
+        if route := document.meta.get("extraction_route"):  # the worker's own log is not kept
+            logger.debug("routed %r to %s: %s", blob.name, document.extractor, route)
+        for warning in document.meta.get("extraction_warnings") or ():
+            logger.warning("%r: %s", blob.name, warning)
+        return document
 
     def close(self) -> None:
         """Stop every idle worker (busy ones stop when they hand their file back)."""
@@ -87,7 +102,7 @@ class IsolatedExtractor:
             if worker is None or not worker.alive():
                 if worker is not None:
                     worker.stop()
-                worker = _Worker(self._context, self._settings)
+                worker = _Worker(self._context, self._settings, self._vision)
             try:
                 yield worker
             except BaseException:  # lost, timed out or interrupted: its state is unknown
@@ -103,20 +118,25 @@ class IsolatedExtractor:
 class EngineView:
     """One named engine of an :class:`IsolatedExtractor` (``POST /api/v1/extract?engine=``)."""
 
-    def __init__(self, pool: IsolatedExtractor, engine: str) -> None:
+    def __init__(self, pool: IsolatedExtractor, engine: str, profile: str | None = None) -> None:
         self._pool = pool
         self._engine = engine
+        self._profile = profile
         self.name = engine
 
     def extract(self, blob: Blob) -> Document:
-        return self._pool.extract_with(self._engine, blob)
+        return self._pool.extract_with(self._engine, blob, self._profile)
 
 
 class _Worker:
-    def __init__(self, context: Any, settings: ExtractSettings) -> None:
+    def __init__(self, context: Any, settings: ExtractSettings, vision: VisionSettings | None) -> None:
         self.conn, child = context.Pipe()
+        # the vision settings go pickled, not as JSON: JSON would mask the API key
         self.process: BaseProcess = context.Process(
-            target=serve, args=(child, settings.model_dump_json()), name="ragd-extract", daemon=True
+            target=serve,
+            args=(child, settings.model_dump_json(), vision),
+            name="ragd-extract",
+            daemon=True,
         )
         self.process.start()
         child.close()
@@ -189,7 +209,7 @@ def _error_class(code: str) -> type[RagError]:
     return ExtractionError
 
 
-def serve(conn: Connection, settings_json: str) -> None:
+def serve(conn: Connection, settings_json: str, vision: VisionSettings | None = None) -> None:
     """A worker's main loop (in the child): read files with the router until the pipe closes."""
     import resource
 
@@ -199,19 +219,32 @@ def serve(conn: Connection, settings_json: str) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     # a worker that grew past half its limit hands its memory back by exiting after that file
     recycle_kb = settings.memory_mb * 1024 // 2
-    default = build_extractor(settings)
-    by_engine = engines(settings)
+    kit = build_vision(settings, vision)  # one client and call rate for the whole process
+    default = build_extractor(settings, vision=kit)
+    by_engine = engines(settings, vision=kit)
     while True:
         try:
-            engine, name, mime, path, data = conn.recv()
+            engine, profile, name, mime, path, data = conn.recv()
         except (EOFError, OSError):
             return
         blob = Blob(name=name, data=data, path=Path(path) if path else None, mime_type=mime)
-        reply = _read(default if engine is None else pinned(by_engine[engine], settings), blob)
+        try:
+            extractor = default if engine is None else pinned(_engine(by_engine, engine, profile), settings)
+        except (KeyError, ValueError) as exc:  # the parent checks names first: a bug, not the file's
+            reply: tuple[Any, ...] = ("error", ExtractionError.code, f"no engine {exc}", None)
+        else:
+            reply = _read(extractor, blob)
         retiring = reply[0] == "memory" or _resident_kb() > recycle_kb
         conn.send((retiring, reply))
         if retiring:
             return
+
+
+def _engine(by_engine: dict[str, Extractor], name: str, profile: str | None) -> Extractor:
+    """The engine ``name``, asking with ``profile`` when one is given (vision engines)."""
+    engine = by_engine[name]
+    with_profile = getattr(engine, "with_profile", None)
+    return with_profile(profile) if profile and with_profile is not None else engine
 
 
 def _resident_kb() -> int:

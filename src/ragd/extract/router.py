@@ -11,7 +11,8 @@ and files whose text is longer than ``max_chars``; 0-byte files are
 the list of supported kinds.  Text that is mostly markup (a format no reader
 understood) is :class:`ExtractionUnusable` (:mod:`ragd.extract.markup_check`),
 except for kinds whose text is meant to be source (code, data, Markdown, CSV).
-:func:`build_extractor` wires the default readers.
+:func:`build_extractor` wires the default readers, and the vision engines when a
+:class:`ragd.vision.kit.VisionKit` is given (an endpoint is configured: :mod:`ragd.vision.routing`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from ragd.extract.text_extractor import TextExtractor
 from ragd.extract.xml_text import XmlTextExtractor
 from ragd.settings import ExtractSettings
 from ragd.types import Blob, Document
+from ragd.vision.kit import VisionKit
 
 logger = logging.getLogger(__name__)
 
@@ -43,9 +45,27 @@ class RoutingExtractor:
 
     name = "router"
 
-    def __init__(self, routes: Mapping[FileKind, Extractor], settings: ExtractSettings) -> None:
+    def __init__(
+        self,
+        routes: Mapping[FileKind, Extractor],
+        settings: ExtractSettings,
+        *,
+        engines: Mapping[str, Extractor] | None = None,
+        vision: VisionKit | None = None,
+    ) -> None:
         self._routes = dict(routes)
         self._settings = settings
+        self._engines = dict(engines or {})
+        self._vision = vision
+
+    def engine(self, name: str) -> Extractor | None:
+        """The engine ``name`` this router was built with (None when it has none of that name)."""
+        return self._engines.get(name)
+
+    def close(self) -> None:
+        """Close the vision client's connections, if any."""
+        if self._vision is not None:
+            self._vision.close()
 
     def extract(self, blob: Blob) -> Document:
         size = blob_size(blob)
@@ -99,10 +119,13 @@ def _read(blob: Blob) -> bytes:
         raise NotFound(f"{blob.name!r} disappeared before it could be read") from exc
 
 
-def engines(settings: ExtractSettings, ocr_check: OcrCheck | None = None) -> dict[str, Extractor]:
-    """Every reader by engine name (``POST /api/v1/extract`` lets a caller pick one)."""
+def engines(
+    settings: ExtractSettings, ocr_check: OcrCheck | None = None, vision: VisionKit | None = None
+) -> dict[str, Extractor]:
+    """Every reader by engine name (``POST /api/v1/extract`` lets a caller pick one); the vision
+    engines (``vision-llm``, ``hybrid-diagram``) only with a ``vision`` kit."""
     kreuzberg = KreuzbergExtractor(settings, ocr_check)
-    return {
+    found: dict[str, Extractor] = {
         "kreuzberg": kreuzberg,
         "text": TextExtractor(),
         "csv": CsvExtractor(),
@@ -110,11 +133,19 @@ def engines(settings: ExtractSettings, ocr_check: OcrCheck | None = None) -> dic
         "email": EmailExtractor(html=kreuzberg),
         "xml": XmlTextExtractor(),
     }
+    if vision is not None:
+        from ragd.vision.routing import vision_engines  # loaded only when an endpoint is configured
+
+        found.update(vision_engines(vision))
+    return found
 
 
-def build_extractor(settings: ExtractSettings, ocr_check: OcrCheck | None = None) -> RoutingExtractor:
-    """The default readers: text, CSV, ODP, e-mail and generic XML in Python, the rest through kreuzberg."""
-    by_name = engines(settings, ocr_check)
+def build_extractor(
+    settings: ExtractSettings, ocr_check: OcrCheck | None = None, vision: VisionKit | None = None
+) -> RoutingExtractor:
+    """The default readers: text, CSV, ODP, e-mail and generic XML in Python, the rest through
+    kreuzberg; with a ``vision`` kit, the vision engines where ``settings.engine`` puts them."""
+    by_name = engines(settings, ocr_check, vision)
     routes: dict[FileKind, Extractor] = dict.fromkeys(FileKind, by_name["kreuzberg"])
     routes.update(
         {
@@ -126,7 +157,11 @@ def build_extractor(settings: ExtractSettings, ocr_check: OcrCheck | None = None
             FileKind.XML: by_name["xml"],
         }
     )
-    return RoutingExtractor(routes, settings)
+    if vision is not None:
+        from ragd.vision.routing import vision_routes
+
+        routes = vision_routes(settings, vision, routes, by_name)
+    return RoutingExtractor(routes, settings, engines=by_name, vision=vision)
 
 
 def pinned(extractor: Extractor, settings: ExtractSettings) -> RoutingExtractor:

@@ -19,6 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ragd.chunk.base import Chunker
 from ragd.embed.base import DenseEmbedder, SparseEmbedder
@@ -27,7 +28,7 @@ from ragd.errors import EmbeddingFailed, EmptyDocument, PayloadTooLarge, RagErro
 from ragd.extract.base import Extractor
 from ragd.ingest.ids import blob_hash, sha256_hex
 from ragd.ingest.locks import KeyedLocks
-from ragd.ingest.points import build_points, is_current, is_disabled
+from ragd.ingest.points import ROUTE_META, build_points, is_current, is_disabled, stored_route
 from ragd.store.base import VectorStore
 from ragd.store.payload import GENERATION_FIELD
 from ragd.types import Blob, Document, FileRef, IngestReport, IngestStatus, PointFilter, StoredChunk
@@ -65,6 +66,8 @@ class Outcome:
     status: IngestStatus
     chunks: int
     extractor: str | None = None
+    #: the ``auto`` router's decision for the file (``Document.meta["extraction_route"]``), if any
+    route: Mapping[str, Any] | None = None
 
 
 class Ingestor:
@@ -146,7 +149,7 @@ class Ingestor:
         version = self.version_for(chunker, space)
         existing = await self._existing(ref, generation)
         if not force and is_current(existing, file_hash=file_hash, version=version):
-            return Outcome(IngestStatus.UNCHANGED, len(existing))
+            return Outcome(IngestStatus.UNCHANGED, len(existing), route=stored_route(existing))
         async with self._extracting:
             document = await load()
         # a disabled file stays disabled: its new version is written already flagged
@@ -163,7 +166,7 @@ class Ingestor:
             admit=options.admit,
         )
         await self._replace(existing, points)
-        return Outcome(IngestStatus.INDEXED, len(points), document.extractor)
+        return Outcome(IngestStatus.INDEXED, len(points), document.extractor, document.meta.get(ROUTE_META))
 
     async def delete(self, file_id: str, collection_name: str | None = None) -> int:
         """Remove a file's points (in one collection, or in all); returns how many."""

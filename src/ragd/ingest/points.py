@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ragd.ingest.ids import chunk_id, sha256_hex
 from ragd.ingest.layout import chunk_boxes, region_of
@@ -50,8 +51,19 @@ def chunk_meta(
         # the chunk's own language; else the document's, when its reader detected any
         languages=given.languages or ((language,) if language else from_document.languages),
         disabled=disabled,
-        extra=given.extra,
+        extra={**_carried(document), **given.extra},
     )
+
+
+#: the ``auto`` router's decision for a file (``Document.meta`` key and payload key)
+ROUTE_META = "extraction_route"
+#: what an extractor says of the whole file that every chunk carries as it is (docs/payload.md):
+#: the router's decision and the warnings of a reading that fell short
+CARRIED_META = (ROUTE_META, "extraction_warnings")
+
+
+def _carried(document: Document) -> dict[str, Any]:
+    return {key: document.meta[key] for key in CARRIED_META if document.meta.get(key)}
 
 
 def build_points(
@@ -97,3 +109,9 @@ def is_current(points: Sequence[StoredChunk], *, file_hash: str, version: str) -
     metas = [ChunkMeta.parse(p.meta) for p in points]
     same = all(m.file_hash == file_hash and m.pipeline == version for m in metas)
     return same and metas[0].chunk_count == len(points)
+
+
+def stored_route(points: Sequence[StoredChunk]) -> Mapping[str, Any] | None:
+    """The router's decision recorded on a stored version of a file, if any."""
+    route = points[0].meta.get(ROUTE_META) if points else None
+    return route if isinstance(route, Mapping) else None

@@ -160,6 +160,10 @@ class Metrics:
             "ingest_document_bytes", "Ingested file sizes", buckets=_BYTES, registry=r
         )
         self.ingest_failures = Counter("ingest_failures_total", "Failed files by code", ["code"], registry=r)
+        # the auto extraction router's decisions (PUT /api/v1/ingest): the engine that read, the signal
+        self.extraction_routes = Counter(
+            "extraction_route_total", "Files routed by the auto extractor", ["engine", "signal"], registry=r
+        )
         # limits (docs/knowledge-bases.md, "Limits"): refusals by surface (never by key), and each
         # tenant's use against its limits for the first TENANT_LABELS tenants by name, the rest as "other"
         self.rate_limited = Counter(

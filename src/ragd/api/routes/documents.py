@@ -3,7 +3,8 @@
 * ``DELETE /api/v1/documents/{file_id}``: every point of the file, in every collection; idempotent;
   recorded in the audit trail (``file.delete``, actor ``service``) when the catalog is open.
 * ``GET /api/v1/documents/{file_id}/chunks``: paginated inspection (off unless enabled: 404).
-* ``POST /api/v1/extract``: extraction only, with an engine override; nothing is written.
+* ``POST /api/v1/extract``: extraction only, with an engine override (``engine``; a vision engine's
+  prompt ``profile``); nothing is written.
 """
 
 from __future__ import annotations
@@ -135,15 +136,13 @@ async def extract(request: Request, svc: Annotated[Services, Depends(services)])
             raise InvalidRequest("multipart request missing 'file' field")
         engine_name = (form.fields.get("engine") or "").strip().lower() or None
         profile = (form.fields.get("profile") or "").strip().lower() or None
-        extractor = svc.extraction_engine(engine_name)
-        if profile is not None:
-            raise InvalidRequest(f"profile {profile!r} is only for vision engines, which ragd does not run")
+        extractor = svc.extraction_engine(engine_name, profile)
         blob = Blob(name=upload.filename or "upload", path=upload.path)
         document = await asyncio.to_thread(extractor.extract, blob)
     return {
         "status": True,
         "engine": document.extractor,
-        "profile": None,
+        "profile": document.meta.get("vision_profile"),
         "documents": _pages(document),
     }
 

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from ragd.api.auth import Authorized
 from ragd.api.deps import MULTIPART_OVERHEAD, check_length, metrics, services
 from ragd.api.multipart import Form, read_form
-from ragd.api.schemas import IngestForm, IngestJson, IngestOk, request_body
+from ragd.api.schemas import Extraction, IngestForm, IngestJson, IngestOk, request_body
 from ragd.bootstrap import Services
 from ragd.errors import (
     Forbidden,
@@ -175,6 +175,7 @@ async def run_ingest(svc: Services, spec: IngestJson, path: Path) -> Outcome:
 @router.put(
     "/api/v1/ingest",
     response_model=IngestOk,
+    response_model_exclude_none=True,
     dependencies=[Authorized],
     openapi_extra=request_body({"multipart/form-data": IngestForm, "application/json": IngestJson}),
 )
@@ -197,7 +198,17 @@ async def ingest(
     m.ingest_bytes.observe(size)
     log.info("ingested file_id=%s chunks=%d status=%s", spec.file_id, outcome.chunks, outcome.status.value)
     response.headers[STATUS_HEADER] = outcome.status.value  # indexed or unchanged (ragd ingest reads it)
-    return IngestOk(collection_name=spec.collection_name, chunks_count=outcome.chunks)
+    extraction = None
+    if outcome.route is not None:
+        extraction = Extraction(engine=outcome.extractor, route=dict(outcome.route))
+        if outcome.status is IngestStatus.INDEXED:
+            m.extraction_routes.labels(outcome.extractor or "", _label(outcome.route.get("signal"))).inc()
+    return IngestOk(collection_name=spec.collection_name, chunks_count=outcome.chunks, extraction=extraction)
+
+
+def _label(signal: object) -> str:
+    """A route's signal as a metric label (a closed set: textbox, raster, default)."""
+    return signal if isinstance(signal, str) and signal.isidentifier() and len(signal) <= 32 else "other"
 
 
 async def _ingest(request: Request, svc: Services) -> tuple[Outcome, IngestJson, int]:
