@@ -25,6 +25,7 @@ def needs_libreoffice() -> None:
         pytest.skip("needs LibreOffice (apt-get install libreoffice-writer): soffice is not on PATH")
 
 
+@pytest.mark.slow  # ~1 s; the fast tier converts through the diagram test (tests/vision/test_routing.py)
 def test_libreoffice_converts_a_docx_to_pdf_pages() -> None:
     needs_libreoffice()
     pdf = to_pdf(DOCX, "intake.docx", ExtractSettings(office_converter="libreoffice"))

@@ -2,10 +2,10 @@
 
 * ``auto`` (the default): every file keeps its text reader, except
 
-  - a .docx, routed by its content (:func:`ragd.vision.detect.route_docx`: text boxes and drawing
-    shapes outweighing the body's words, or a large body picture) to
-    ``RAGD_EXTRACT__ROUTER_DIAGRAM_ENGINE``, else to ``RAGD_EXTRACT__ROUTER_DEFAULT``; each
-    decision is logged at DEBUG with its signals;
+  - a .docx, routed by its content (:func:`ragd.vision.detect.route_docx`): text boxes and drawing
+    shapes outweighing the body's words (``textbox``, ``drawing``) to
+    ``RAGD_EXTRACT__ROUTER_DIAGRAM_ENGINE``, a large body picture (``raster``) to vision-llm, the
+    rest to ``RAGD_EXTRACT__ROUTER_DEFAULT``; each decision is logged at DEBUG with its signals;
   - a PDF or a slide deck read by its text reader: its pictures above ``RAGD_VISION__FIGURE_MIN_AREA``
     of their page (at most ``RAGD_VISION__MAX_IMAGES``, :mod:`ragd.vision.figures`) are described
     with profile ``figure`` and put after their page's text (:mod:`ragd.vision.splice`); a scan
