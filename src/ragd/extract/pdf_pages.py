@@ -50,20 +50,24 @@ class RenderedPage:
 
 @contextmanager
 def open_pdf(data: bytes) -> Iterator[pdfium.PdfDocument]:
-    """The document, closed on exit; :class:`PdfUnreadable` when PDFium cannot open it."""
+    """The document, closed on exit; :class:`PdfUnreadable` when PDFium cannot open it.
+
+    The lock is held while PDFium opens and closes the file, not in between (the body may be a
+    generator's, resumed in another thread): hold :data:`PDFIUM_LOCK` around each call on it."""
     with PDFIUM_LOCK:
         try:
             pdf = pdfium.PdfDocument(data)
         except pdfium.PdfiumError as exc:
             raise PdfUnreadable(str(exc)) from exc
-        try:
-            yield pdf
-        finally:
+    try:
+        yield pdf
+    finally:
+        with PDFIUM_LOCK:
             pdf.close()
 
 
 def page_count(data: bytes) -> int:
-    with open_pdf(data) as pdf:
+    with open_pdf(data) as pdf, PDFIUM_LOCK:
         return len(pdf)
 
 
@@ -81,9 +85,9 @@ def render_page(
 ) -> RenderedPage:
     """Page ``index`` of an open document as an RGB image (white background, no annotations'
     pop-ups); raises IndexError for a page the document does not have."""
-    if not 0 <= index < len(pdf):
-        raise IndexError(f"page {index} of {len(pdf)}")
     with PDFIUM_LOCK:
+        if not 0 <= index < len(pdf):
+            raise IndexError(f"page {index} of {len(pdf)}")
         page = pdf[index]
         try:
             width, height = page.get_size()
@@ -103,5 +107,7 @@ def render_pages(
 ) -> Iterator[RenderedPage]:
     """The first ``max_pages`` pages of a PDF, one at a time (one bitmap in memory at once)."""
     with open_pdf(data) as pdf:
-        for index in range(min(len(pdf), max_pages)):
+        with PDFIUM_LOCK:
+            count = len(pdf)
+        for index in range(min(count, max_pages)):
             yield render_page(pdf, index, dpi=dpi, max_pixels=max_pixels)
