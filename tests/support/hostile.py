@@ -12,10 +12,12 @@ import io
 import random
 import string
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from tests.extract.builders import build_docx, build_epub, build_pdf, build_xlsx
+from tests.support.vision_docs import docx_package, pdf_bytes, pdf_stream
 
 MB = 1024 * 1024
 _WORDS = [
@@ -130,6 +132,81 @@ def _long_line_code(scale: float) -> bytes:
     ).encode()
 
 
+def _tiny_images_pdf(scale: float) -> bytes:
+    """A page of 10,000 images of 8 x 8 pixels, each drawn 4 pt wide, under a line of text."""
+    count = int(10_000 * scale)
+    draws = "".join(
+        f"q 4 0 0 4 {56 + 5 * (i % 100)} {40 + 5 * (i // 100 % 130)} cm /I Do Q " for i in range(count)
+    )
+    image = pdf_stream(
+        zlib.compress(bytes(range(192))),
+        " /Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceRGB /BitsPerComponent 8"
+        " /Filter /FlateDecode",
+    )
+    content = f"BT /F1 12 Tf 56 760 Td (A page of tiny saffron ledger images) Tj ET {draws}".encode()
+    return _one_page_pdf(612, 792, content, image)
+
+
+def _huge_page_pdf(scale: float) -> bytes:
+    """A page declaring 30,000 x 30,000 pt, covered by an image declaring 30,000 x 30,000 pixels
+    (2.7 GB decoded; its stream holds 3 KB: the rest is missing)."""
+    del scale
+    image = pdf_stream(
+        zlib.compress(bytes(3000)),
+        " /Type /XObject /Subtype /Image /Width 30000 /Height 30000 /ColorSpace /DeviceRGB"
+        " /BitsPerComponent 8 /Filter /FlateDecode",
+    )
+    content = (
+        b"q 30000 0 0 30000 0 0 cm /I Do Q BT /F1 400 Tf 1000 28000 Td (A huge saffron ledger page) Tj ET"
+    )
+    return _one_page_pdf(30_000, 30_000, content, image)
+
+
+def _one_page_pdf(width: int, height: int, content: bytes, image: bytes) -> bytes:
+    return pdf_bytes(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {width} {height}] /Contents 4 0 R"
+            " /Resources << /Font << /F1 5 0 R >> /XObject << /I 6 0 R >> >> >>".encode(),
+            pdf_stream(content),
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            image,
+        ]
+    )
+
+
+_SHAPE = (
+    b'<w:r><w:drawing><wp:inline><wp:extent cx="914400" cy="457200"/><wp:docPr id="1" name="s"/>'
+    b'<a:graphic><a:graphicData uri="http://schemas.microsoft.com/office/word/2010/wordprocessingShape">'
+    b"<wps:wsp><wps:spPr/><wps:txbx><w:txbxContent><w:p><w:r><w:t>box</w:t></w:r></w:p></w:txbxContent>"
+    b"</wps:txbx><wps:bodyPr/></wps:wsp></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>"
+)
+
+
+def _million_shapes_docx(scale: float) -> bytes:
+    """A .docx of a million text boxes (377 MB of XML at full scale, ~4 MB zipped), written as a
+    stream: neither the XML nor its parts are ever whole in memory."""
+    title = "<w:p><w:r><w:t>A drawing of a million saffron ledger boxes</w:t></w:r></w:p>"
+    shell = docx_package(f"{title}<w:p>SHAPES</w:p>")
+    with zipfile.ZipFile(io.BytesIO(shell)) as template:
+        head, tail = template.read("word/document.xml").split(b"SHAPES")
+        others = {name: template.read(name) for name in template.namelist() if name != "word/document.xml"}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as package:
+        for name, body in others.items():
+            package.writestr(name, body)
+        with package.open("word/document.xml", "w", force_zip64=True) as part:
+            part.write(head)
+            left = int(1_000_000 * scale)
+            while left > 0:
+                batch = min(left, 10_000)
+                part.write(_SHAPE * batch)
+                left -= batch
+            part.write(tail)
+    return buffer.getvalue()
+
+
 BOUNDED = frozenset({"indexed", "FILE_TOO_LARGE", "EXTRACTION_CRASHED"})
 
 CASES: tuple[Case, ...] = (
@@ -172,4 +249,13 @@ CASES: tuple[Case, ...] = (
     Case("truncated PDF", "truncated.pdf", _truncated_pdf, frozenset({"EXTRACTION_FAILED"})),
     Case("encrypted PDF", "locked.pdf", _encrypted_pdf, frozenset({"ENCRYPTED_DOCUMENT"})),
     Case("markup as text", "drawing.txt", _markup, frozenset({"EXTRACTION_UNUSABLE"})),
+    Case("tiny images PDF", "tiny_images.pdf", _tiny_images_pdf, BOUNDED, "10,000 images of 8 x 8 px"),
+    Case("huge page PDF", "huge_page.pdf", _huge_page_pdf, BOUNDED, "30,000 x 30,000 pt, a 2.7 GB image"),
+    Case(
+        "million shapes DOCX",
+        "shapes.docx",
+        _million_shapes_docx,
+        BOUNDED | {"EXTRACTION_FAILED"},  # kreuzberg refuses a part over 100 MiB unpacked (full scale)
+        "a million text boxes",
+    ),
 )
