@@ -12,7 +12,7 @@ import zipfile
 import pytest
 
 from ragd.errors import ExtractionError, PayloadTooLarge
-from ragd.vision.detect import DocxSignals, Route, RouterThresholds, docx_signals, route_docx
+from ragd.vision.detect import BodyImage, DocxSignals, Route, RouterThresholds, docx_signals, route_docx
 from tests.support.vision_docs import DIAGRAM_LABELS, diagram_docx, docx_package, plain_docx, raster_docx
 
 ROUTE = {"diagram_engine": "hybrid-diagram", "default_engine": "kreuzberg"}
@@ -90,9 +90,7 @@ def _signals(**counts: object) -> DocxSignals:
     return DocxSignals(**counts)  # type: ignore[arg-type]
 
 
-def _image(share: float) -> object:
-    from ragd.vision.detect import BodyImage
-
+def _image(share: float) -> BodyImage:
     return BodyImage("rId1", 1, 1, share)
 
 

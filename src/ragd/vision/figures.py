@@ -1,9 +1,9 @@
 """The pictures inside a document that are worth describing: images embedded in PDF pages,
 slides and Word bodies, as PNG, with where they sit on their page.
 
-    PDF   page objects (PDFium): image objects, their bounds -> share of the page
+    PDF   page objects (PDFium, ragd.vision.pdf_images): image objects, their bounds -> share of the page
     PPTX  p:pic on each slide (ragd.vision.slide_pictures): position against the slide size
-    DOCX  body pictures (ragd.vision.detect): display size against the page's usable area
+    DOCX  body pictures (ragd.vision.docx_scan): display size against the page's usable area
 
 A picture covering less than ``min_area_share`` of its page (a logo, an icon, a bullet) is
 skipped **before** it is decoded, so a file of ten thousand tiny images costs a walk over their
@@ -22,38 +22,37 @@ as ``box``, and ``area_share`` is the picture's display area over the usable pag
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
-import io
 import logging
-import math
-import warnings
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
 from PIL import Image
 
 from ragd.errors import EncryptedDocument, ExtractionError
 from ragd.extract.pdf_pages import DEFAULT_MAX_PIXELS, PDFIUM_LOCK, PdfUnreadable, open_pdf
-from ragd.vision.detect import read_docx
+from ragd.vision.docx_scan import read_docx
 from ragd.vision.ooxml_parts import PackageUnreadable, open_package, read_part, relationships, unreadable
+from ragd.vision.pdf_images import Box, page_pictures
+from ragd.vision.picture_pixels import MAX_DECODE_PIXELS, decode_bounded, encode_png
 from ragd.vision.slide_pictures import slide_pictures
+
+__all__ = [
+    "MAX_DECODE_PIXELS",
+    "Figure",
+    "decode_bounded",
+    "docx_figures",
+    "encode_png",
+    "pdf_figures",
+    "pptx_figures",
+]
 
 logger = logging.getLogger(__name__)
 
 #: page objects examined per PDF (images, forms and everything else), whatever the file holds
 MAX_OBJECTS = 100_000
-#: formats that cannot decode at a reduced size are skipped above this many pixels
-MAX_DECODE_PIXELS = 40_000_000
 #: the largest media part of a package that is decoded
 MAX_MEDIA_BYTES = 64 * 1024 * 1024
-_MIN_SIDE = 32
-_MAX_FORM_DEPTH = 8
-_Box = tuple[float, float, float, float]
-_Matrix = tuple[float, float, float, float, float, float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +82,7 @@ class _Collector:
     def full(self) -> bool:
         return len(self.figures) >= self.max_images
 
-    def add(self, page: int, image: Image.Image, box: _Box, share: float) -> None:
+    def add(self, page: int, image: Image.Image, box: Box, share: float) -> None:
         png = encode_png(image)
         digest = hashlib.sha256(png).hexdigest()
         if digest in self._seen:
@@ -91,8 +90,8 @@ class _Collector:
         self._seen.add(digest)
         order = self._per_page.get(page, 0)
         self._per_page[page] = order + 1
-        rounded = tuple(round(value, 4) for value in box)
-        self.figures.append(Figure(page, order, png, digest, rounded, round(share, 4)))  # type: ignore[arg-type]
+        x0, y0, x1, y1 = (round(value, 4) for value in box)
+        self.figures.append(Figure(page, order, png, digest, (x0, y0, x1, y1), round(share, 4)))
 
 
 # --- PDF ------------------------------------------------------------------------------------
@@ -120,7 +119,10 @@ def pdf_figures(
                     break
                 page = pdf[index]
                 try:
-                    _page_figures(pdf, page, index, found, budget, min_area_share, max_pixels)
+                    for image, box, share in page_pictures(pdf, page, budget, min_area_share, max_pixels):
+                        found.add(index, image, box, share)
+                        if found.full:
+                            break
                 finally:
                     page.close()
     except PdfUnreadable as exc:
@@ -137,133 +139,6 @@ def _pdf_error(name: str, exc: PdfUnreadable) -> ExtractionError:
             hint="remove the password (save an unprotected copy) and ingest it again",
         )
     return unreadable(name, "PDF", exc)
-
-
-def _page_figures(
-    pdf: pdfium.PdfDocument,
-    page: pdfium.PdfPage,
-    index: int,
-    found: _Collector,
-    budget: list[int],
-    min_area_share: float,
-    max_pixels: int,
-) -> None:
-    crop = page.get_cropbox()
-    rotation = page.get_rotation()
-    for raw, bounds in _image_objects(page, budget):
-        box, share = _place(bounds, crop)
-        if share < min_area_share:
-            continue
-        image = _render_image(pdf, page, raw, max_pixels)
-        if image is not None:
-            found.add(index, image, _rotate(box, rotation), share)
-            if found.full:
-                return
-
-
-def _image_objects(page: pdfium.PdfPage, budget: list[int]) -> Iterator[tuple[object, _Box]]:
-    """Each image object of the page with its bounds in page space (inside forms too)."""
-    stack: list[tuple[object, int, list[_Matrix]]] = [(None, 0, [])]
-    while stack:
-        form, start, chain = stack.pop()
-        count = pdfium_c.FPDFFormObj_CountObjects(form) if form else pdfium_c.FPDFPage_CountObjects(page)
-        for k in range(start, max(count, 0)):
-            budget[0] -= 1
-            if budget[0] < 0:
-                return
-            raw = pdfium_c.FPDFFormObj_GetObject(form, k) if form else pdfium_c.FPDFPage_GetObject(page, k)
-            kind = pdfium_c.FPDFPageObj_GetType(raw) if raw else None
-            if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
-                bounds = _bounds(raw)
-                if bounds is not None:
-                    yield raw, _through(bounds, chain)
-            elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and len(chain) < _MAX_FORM_DEPTH:
-                stack.append((form, k + 1, chain))  # the rest of this level, after the form's kids
-                stack.append((raw, 0, [_matrix(raw), *chain]))
-                break
-
-
-def _bounds(raw: object) -> _Box | None:
-    left, bottom, right, top = ctypes.c_float(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
-    if not pdfium_c.FPDFPageObj_GetBounds(raw, left, bottom, right, top):
-        return None
-    return (left.value, bottom.value, right.value, top.value)
-
-
-def _matrix(raw: object) -> _Matrix:
-    found = pdfium_c.FS_MATRIX()
-    if not pdfium_c.FPDFPageObj_GetMatrix(raw, found):
-        return (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
-    return (found.a, found.b, found.c, found.d, found.e, found.f)
-
-
-def _through(bounds: _Box, chain: list[_Matrix]) -> _Box:
-    """``bounds`` (in the innermost form's space) in page space: through each enclosing form's
-    placement, innermost first."""
-    left, bottom, right, top = bounds
-    corners = [(left, bottom), (left, top), (right, bottom), (right, top)]
-    for a, b, c, d, e, f in chain:
-        corners = [(a * x + c * y + e, b * x + d * y + f) for x, y in corners]
-    xs, ys = [x for x, _ in corners], [y for _, y in corners]
-    return (min(xs), min(ys), max(xs), max(ys))
-
-
-def _place(bounds: _Box, crop: _Box) -> tuple[_Box, float]:
-    """``bounds`` as fractions of the (unrotated) crop box from its top-left, clipped to it, and
-    the share of the page they cover."""
-    c_left, c_bottom, c_right, c_top = crop
-    width, height = max(c_right - c_left, 1e-6), max(c_top - c_bottom, 1e-6)
-    left, bottom, right, top = bounds
-    x0 = min(max((left - c_left) / width, 0.0), 1.0)
-    x1 = min(max((right - c_left) / width, 0.0), 1.0)
-    y0 = min(max((c_top - top) / height, 0.0), 1.0)
-    y1 = min(max((c_top - bottom) / height, 0.0), 1.0)
-    return (x0, y0, x1, y1), (x1 - x0) * (y1 - y0)
-
-
-def _rotate(box: _Box, rotation: int) -> _Box:
-    """A box of the unrotated page on the page as displayed (``/Rotate``, clockwise)."""
-    x0, y0, x1, y1 = box
-    turns = (rotation // 90) % 4
-    for _ in range(turns):  # a quarter turn clockwise: (x, y) -> (1 - y, x)
-        x0, y0, x1, y1 = 1 - y1, x0, 1 - y0, x1
-    return (x0, y0, x1, y1)
-
-
-def _render_image(
-    pdf: pdfium.PdfDocument, page: pdfium.PdfPage, raw: object, max_pixels: int
-) -> Image.Image | None:
-    """The image object drawn with its mask and orientation, at its own resolution or less so
-    that it has at most ``max_pixels`` (PDFium downsamples while decoding)."""
-    image = pdfium.PdfObject(raw, page=page, pdf=pdf)
-    try:
-        px_w, px_h = image.get_px_size()
-    except pdfium.PdfiumError:
-        return None
-    if px_w < _MIN_SIDE or px_h < _MIN_SIDE:
-        return None
-    matrix = image.get_matrix()
-    a, b, c, d, _, _ = matrix.get()
-    width, height = abs(a) + abs(c), abs(b) + abs(d)
-    if width <= 0 or height <= 0:
-        return None
-    if b == 0 and c == 0:  # upright (or mirrored): its own pixels, exactly, or fewer
-        keep = min(1.0, math.sqrt(max_pixels / (px_w * px_h)))
-        size_w, size_h = max(1, round(px_w * keep)), max(1, round(px_h * keep))
-        drawn = pdfium.PdfMatrix(math.copysign(size_w, a), 0, 0, math.copysign(size_h, d), 0, 0)
-    else:  # rotated or sheared: its bounding box at its own resolution, or less
-        factor = min(max(px_w / width, px_h / height), math.sqrt(max_pixels / (width * height)))
-        drawn = matrix.scale(factor, factor)
-    image.set_matrix(drawn)
-    try:
-        bitmap_raw = pdfium_c.FPDFImageObj_GetRenderedBitmap(pdf, page, image)
-    finally:
-        image.set_matrix(matrix)
-    if not bitmap_raw:
-        return None
-    # PDFium's buffer, freed with the wrapper (closing it by hand is refused for foreign buffers)
-    bitmap = pdfium.PdfBitmap.from_raw(bitmap_raw)
-    return _fit(_rgb(bitmap.to_pil()), max_pixels)
 
 
 # --- PPTX and DOCX --------------------------------------------------------------------------
@@ -328,53 +203,3 @@ def _media(package: zipfile.ZipFile, target: str, max_pixels: int) -> Image.Imag
         logger.debug("picture %s skipped: %s", target, exc)
         return None
     return decode_bounded(raw, max_pixels)
-
-
-# --- pixels ---------------------------------------------------------------------------------
-def decode_bounded(raw: bytes, max_pixels: int) -> Image.Image | None:
-    """An image file's first frame as RGB with at most ``max_pixels``, or None when Pillow cannot
-    read it or it is too large to decode (over :data:`MAX_DECODE_PIXELS`, JPEG aside: it decodes
-    at a reduced scale)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(raw))
-            width, height = image.size
-            if width < _MIN_SIDE or height < _MIN_SIDE:
-                return None
-            if width * height > max_pixels and image.format == "JPEG":
-                scale = math.sqrt(max_pixels / (width * height))
-                image.draft("RGB", (max(1, int(width * scale)), max(1, int(height * scale))))
-            if image.size[0] * image.size[1] > max(MAX_DECODE_PIXELS, max_pixels):
-                return None
-            image.load()
-    except (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError, Warning) as exc:
-        logger.debug("picture skipped: %s", exc)
-        return None
-    return _fit(_rgb(image), max_pixels)
-
-
-def _rgb(image: Image.Image) -> Image.Image:
-    """RGB, transparent parts on white (a chart exported with a transparent background)."""
-    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
-        rgba = image.convert("RGBA")
-        canvas = Image.new("RGB", rgba.size, "white")
-        canvas.paste(rgba, mask=rgba.getchannel("A"))
-        return canvas
-    return image.convert("RGB")
-
-
-def _fit(image: Image.Image, max_pixels: int) -> Image.Image:
-    width, height = image.size
-    if width * height <= max_pixels:
-        return image
-    scale = math.sqrt(max_pixels / (width * height))
-    size = (max(1, int(width * scale)), max(1, int(height * scale)))
-    return image.resize(size, Image.Resampling.LANCZOS, reducing_gap=3.0)
-
-
-def encode_png(image: Image.Image) -> bytes:
-    """The PNG bytes of a figure (the same pixels give the same bytes, hence the same hash)."""
-    out = io.BytesIO()
-    image.save(out, format="PNG")
-    return out.getvalue()
