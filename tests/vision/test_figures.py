@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import shutil
 import subprocess
+import zipfile
 import zlib
 
 import pytest
@@ -186,6 +187,17 @@ def test_slide_pictures_in_place_grouped_and_placed_by_their_layout() -> None:
         assert figure.area_share == pytest.approx(share, abs=1e-4)
     assert len(pptx_figures(deck.data, min_area_share=FLOOR, max_images=2)) == 2
     assert len(pptx_figures(deck.data, min_area_share=deck.icon_share / 2, max_images=9)) == 4
+
+
+def test_a_slide_that_cannot_be_read_costs_only_its_own_pictures() -> None:
+    deck = picture_pptx()
+    broken = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(deck.data)) as source, zipfile.ZipFile(broken, "w") as target:
+        for item in source.infolist():
+            body = source.read(item)
+            target.writestr(item, body[:200] if item.filename == "ppt/slides/slide2.xml" else body)
+    figures = pptx_figures(broken.getvalue(), min_area_share=FLOOR, max_images=9)
+    assert [(f.page, f.sha256) for f in figures] == [(0, deck.chart.sha256), (2, deck.placeholder.sha256)]
 
 
 def test_body_pictures_of_a_docx() -> None:

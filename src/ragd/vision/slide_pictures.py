@@ -11,10 +11,13 @@ DrawingML fallbacks (``mc:Fallback``) are skipped.
 
 from __future__ import annotations
 
+import logging
 import zipfile
 from dataclasses import dataclass, field
 
-from ragd.vision.ooxml_parts import parse_small, r_attr, relationship_types, relationships
+from ragd.vision.ooxml_parts import PackageUnreadable, parse_small, r_attr, relationship_types, relationships
+
+logger = logging.getLogger(__name__)
 
 _P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -42,21 +45,34 @@ class SlidePicture:
 
 
 def slide_pictures(package: zipfile.ZipFile) -> list[SlidePicture]:
-    """Every placed picture of every slide, in presentation and drawing order."""
+    """Every placed picture of every slide, in presentation and drawing order.  A slide that
+    cannot be read (malformed, or over the part size cap) is skipped; an unreadable
+    ``presentation.xml`` is :class:`PackageUnreadable`."""
     size, slides = _presentation(package)
     found: list[SlidePicture] = []
     for index, part in enumerate(slides):
         if part not in package.NameToInfo:
             continue
-        media = relationships(package, part)
-        for rel_id, own, placeholder in _Slide.read(package, part):
-            target = media.get(rel_id)
-            rect = own or _inherited(package, part, placeholder)
-            if target is None or rect is None:
-                continue
-            box, share = _fraction(rect, size)
-            if share > 0:
-                found.append(SlidePicture(index, target, box, share))
+        try:
+            found.extend(_pictures_of(package, index, part, size))
+        except PackageUnreadable as exc:
+            logger.debug("pictures of slide %d skipped: %s", index + 1, exc)
+    return found
+
+
+def _pictures_of(
+    package: zipfile.ZipFile, index: int, part: str, size: tuple[int, int]
+) -> list[SlidePicture]:
+    media = relationships(package, part)
+    found = []
+    for rel_id, own, placeholder in _Slide.read(package, part):
+        target = media.get(rel_id)
+        rect = own or _inherited(package, part, placeholder)
+        if target is None or rect is None:
+            continue
+        box, share = _fraction(rect, size)
+        if share > 0:
+            found.append(SlidePicture(index, target, box, share))
     return found
 
 
