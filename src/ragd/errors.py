@@ -36,7 +36,8 @@ exception handler and the CLI prints ``code: message``.
     │   ├── EvalRunTooLarge (EVAL_RUN_TOO_LARGE, 413)    an eval run over more queries than a run may
     │   ├── RequestTimeout (REQUEST_TIMEOUT, 408)        a request body stalled past server.body_timeout_s
     │   ├── UnsupportedMediaType (UNSUPPORTED_MEDIA_TYPE, 415)  the request's Content-Type
-    │   └── UnsupportedType (UNSUPPORTED_TYPE, 415)             a file ragd cannot read
+    │   ├── UnsupportedType (UNSUPPORTED_TYPE, 415)             a file ragd cannot read
+    │   └── NotPaged (NOT_PAGED, 422)                    a page image of a file without pages
     ├── ExtractionError (EXTRACTION_FAILED, 422)
     │   ├── EncryptedDocument (ENCRYPTED_DOCUMENT, 422)
     │   ├── EmptyDocument (EMPTY_DOCUMENT, 422)
@@ -320,6 +321,13 @@ class UnsupportedType(InvalidRequest):
     code = "UNSUPPORTED_TYPE"
     http_status = 415
     permanent = True
+
+
+class NotPaged(InvalidRequest):
+    """A page image was asked of a file that has no pages to draw (text, Markdown, HTML, e-mail)."""
+
+    code = "NOT_PAGED"
+    http_status = 422
 
 
 class ExtractionError(RagError):

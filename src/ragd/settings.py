@@ -253,6 +253,11 @@ class ExtractSettings(BaseModel):
         description="GOTENBERG_URL: a Gotenberg service that converts Office files to PDF (POST "
         "{url}/forms/libreoffice/convert), e.g. http://gotenberg:3000",
     )
+    page_boxes: bool = Field(
+        True,
+        description="record where each chunk is drawn on its page (meta.boxes): PDF text layers through "
+        "PDFium, scans through the OCR's word boxes; about 5-15 ms a text page",
+    )
 
     @field_validator("gotenberg_url")
     @classmethod
@@ -880,6 +885,34 @@ class CrawlSettings(BaseModel):
     )
 
 
+class PagesSettings(BaseModel):
+    """Page images of paged files (GET /api/v1/datasets/{id}/files/{file}/pages/{n}), the passage
+    of a chunk marked on them (docs/knowledge-bases.md#page-images)."""
+
+    dpi: int = Field(110, ge=36, le=600, description="the resolution a page is drawn at unless ?dpi= asks")
+    max_dpi: int = Field(200, ge=36, le=600, description="the highest ?dpi= a request may ask for")
+    max_pixels: int = Field(
+        4_000_000,
+        ge=65_536,
+        le=40_000_000,
+        description="a page image's pixels at most, whatever size the page declares (the DPI is lowered)",
+    )
+    cache_mb: int = Field(
+        256, ge=0, description="disk kept for drawn pages, least recently used dropped first; 0: no cache"
+    )
+    cache_dir: Path | None = Field(None, description="where drawn pages are kept (None: <data_dir>/pages)")
+    public_url: str = Field(
+        "",
+        description="ragd's address as clients reach it (https://rag.example.org), for the page links of "
+        "the chat proxy's url_citation annotations; empty: the address each request came to",
+    )
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_scheme(cls, v: str) -> str:
+        return _http_url(v, "pages.public_url")
+
+
 class LimitsSettings(BaseModel):
     """Every tenant's limits unless the service key sets its own (PUT /api/v1/tenants/{id}/limits);
     0 means no limit.  Rates count requests per key and minute on each replica
@@ -964,6 +997,7 @@ class Settings(BaseSettings):
     crawl: CrawlSettings = CrawlSettings()
     otel: OtelSettings = OtelSettings()
     limits: LimitsSettings = LimitsSettings()
+    pages: PagesSettings = PagesSettings()
 
     @field_validator("rerankers")
     @classmethod
@@ -1007,6 +1041,10 @@ class Settings(BaseSettings):
     @property
     def vision_cache_dir(self) -> Path:
         return self.vision.cache_dir or self.data_dir / "vision"
+
+    @property
+    def page_cache_dir(self) -> Path:
+        return self.pages.cache_dir or self.data_dir / "pages"
 
     @property
     def model_cache_dir(self) -> Path:

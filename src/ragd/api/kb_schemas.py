@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ragd.api.page_links import PageLinks
 from ragd.api.schemas import COLLECTION_PATTERN, KnobFields
 from ragd.errors import InvalidRequest, is_permanent
 from ragd.kb.content import TextFormat
@@ -282,14 +283,18 @@ def file_out(f: FileEntry) -> dict[str, Any]:
     }
 
 
-def chunk_out(c: StoredChunk) -> dict[str, Any]:
-    """One stored chunk of a file, as the file's chunk listing shows it."""
+def chunk_out(
+    c: StoredChunk, *, dataset_id: str | None = None, links: PageLinks | None = None
+) -> dict[str, Any]:
+    """One stored chunk of a file, as the file's chunk listing shows it; ``page_image``: its page
+    with its passage marked (``api/page_links.py``), or null."""
     meta = ChunkMeta.parse(c.meta)
     return {
         "id": c.id,
         "split_id": meta.split_id,
         "content": c.content,
         "page": meta.page,
+        "page_image": links.link(dataset_id, meta.file_id, meta.name, meta.page, c.id) if links else None,
         "headers": list(meta.headers),
     }
 
@@ -392,10 +397,13 @@ def timings_out(milliseconds: dict[str, float], total_ms: float) -> dict[str, fl
     return shown | milliseconds | {"total": round(total_ms, 3)}
 
 
-def hit_out(hit: Hit, dataset_of: Mapping[str, Dataset], *, explain: bool = False) -> dict[str, Any]:
+def hit_out(
+    hit: Hit, dataset_of: Mapping[str, Dataset], *, explain: bool = False, links: PageLinks | None = None
+) -> dict[str, Any]:
     """A search hit (``dataset_of``: the searched datasets by collection name); ``explain``: with
     its point ``id``, raw component ``scores`` and stored ``meta`` too.  ``datasetName`` is the
-    Leadmetrics seed's name for ``dataset_name`` (both always present; null for a raw collection)."""
+    Leadmetrics seed's name for ``dataset_name`` (both always present; null for a raw collection).
+    ``page_image``: the hit's page with its passage marked (``api/page_links.py``), or null."""
     meta = ChunkMeta.parse(hit.meta)
     explained: dict[str, Any] = {}
     if explain:
@@ -417,6 +425,9 @@ def hit_out(hit: Hit, dataset_of: Mapping[str, Dataset], *, explain: bool = Fals
         "name": meta.name or None,
         "source": meta.source or None,
         "page": meta.page,
+        "page_image": links.link(dataset.id if dataset else None, meta.file_id, meta.name, meta.page, hit.id)
+        if links
+        else None,
         "headers": list(meta.headers) or None,
         "split_id": meta.split_id,
     }

@@ -5,11 +5,13 @@ built here: the ``chat.completion`` body, the ``chat.completion.chunk`` SSE even
 content deltas, one ``finish_reason``, the usage chunk when asked, ``[DONE]``) and the
 ``{"error": {...}}`` body.  Sources ride along as ``rag_sources`` (agent-cli's field: ``source``,
 ``path``, ``chunk_id`` = the chunk's place in its file, ``score``; plus ``index`` = the ``[n]`` the
-model cites, ``file_id``, ``point_id``, ``page`` (0-based), ``headers``, ``snippet``, ``cited``) and
-``rag_unmatched_citations`` (markers that point at no source), identical in both modes.  The
-same citations ride as OpenAI's ``annotations`` (``url_citation``: ``url``, ``title``,
-``start_index``, ``end_index``), which clients such as Open WebUI render: on the message, and in
-a stream once, on the finish chunk's ``delta`` (an extra field to the SDK's ``ChoiceDelta``).
+model cites, ``file_id``, ``point_id``, ``page`` (0-based), ``page_image`` (the page with the
+passage marked, a relative link, for sources of a dataset's paged file), ``headers``, ``snippet``,
+``cited``) and ``rag_unmatched_citations`` (markers that point at no source), identical in both
+modes.  The same citations ride as OpenAI's ``annotations`` (``url_citation``: ``url`` (the page
+image's absolute address when there is one), ``title``, ``start_index``, ``end_index``), which
+clients such as Open WebUI render: on the message, and in a stream once, on the finish chunk's
+``delta`` (an extra field to the SDK's ``ChoiceDelta``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
@@ -158,7 +161,7 @@ def completion_id() -> str:
     return f"chatcmpl-{uuid.uuid4().hex}"
 
 
-def source_view(item: Citation, cited: bool) -> dict[str, Any]:
+def source_view(item: Citation, cited: bool, page_image: str | None = None) -> dict[str, Any]:
     view: dict[str, Any] = {
         "index": item.number,
         "source": item.name,
@@ -172,24 +175,32 @@ def source_view(item: Citation, cited: bool) -> dict[str, Any]:
     }
     if item.page is not None:
         view["page"] = item.page
+    if page_image is not None:
+        view["page_image"] = page_image
     if item.headers:
         view["headers"] = list(item.headers)
     return view
 
 
-def rag_fields(end: AnswerEnd) -> dict[str, Any]:
+def rag_fields(end: AnswerEnd, page_images: Mapping[int, str] | None = None) -> dict[str, Any]:
+    """``page_images``: each source's page image link (relative) by its number, where it has one."""
+    images = page_images or {}
     return {
-        "rag_sources": [source_view(c, c.number in end.cited) for c in end.citations],
+        "rag_sources": [source_view(c, c.number in end.cited, images.get(c.number)) for c in end.citations],
         "rag_unmatched_citations": list(end.unmatched),
     }
 
 
-def annotation_views(end: AnswerEnd, collection: str) -> list[dict[str, Any]]:
+def annotation_views(
+    end: AnswerEnd, collection: str, page_urls: Mapping[int, str] | None = None
+) -> list[dict[str, Any]]:
     """One ``url_citation`` per citation of a source, ordered by source number, then place.
 
     Open WebUI lists the distinct URLs in the order they come and opens the k-th for ``[k]``:
-    by number, that is source k whenever the answer cites 1..k.
+    by number, that is source k whenever the answer cites 1..k.  A source with a page image
+    (``page_urls``, absolute, by source number) is cited by it; any other by :func:`source_url`.
     """
+    urls = page_urls or {}
     by_number = {item.number: item for item in end.citations}
     views: list[dict[str, Any]] = []
     for span in sorted(end.spans, key=lambda s: (s.number, s.start)):
@@ -197,7 +208,7 @@ def annotation_views(end: AnswerEnd, collection: str) -> list[dict[str, Any]]:
         if item is None:
             continue
         citation = {
-            "url": source_url(item, collection),
+            "url": urls.get(item.number) or source_url(item, collection),
             "title": source_title(item),
             "start_index": span.start,
             "end_index": span.end,

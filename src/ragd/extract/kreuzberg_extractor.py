@@ -6,7 +6,9 @@ How each kind is read (measured on ../shared/documents, see tests/extract):
   and joined with exact 0-based page spans (:mod:`ragd.extract.paged_text`).  A PDF
   whose text layer is negligible but which holds images is a scan: it is OCRed page
   by page when ``ocr == "auto"`` and Tesseract is installed, else
-  :class:`OcrUnavailable` says how to enable OCR.
+  :class:`OcrUnavailable` says how to enable OCR.  Every word gets its box on its page
+  (``Document.boxes``): PDFium's for a text layer (:mod:`ragd.extract.pdf_layout`), Tesseract's for
+  a scan (:mod:`ragd.extract.scan_layout`).
 * Images: OCR only (same rules).
 * DOCX, PPTX, XLSX/XLS, ODT, EPUB, HTML, IPYNB, JATS: Markdown, which keeps
   headings (``#``) and tables (``|`` rows; one ``## <sheet>`` section per sheet).
@@ -30,15 +32,14 @@ call is bounded by ``ExtractSettings.timeout_s`` through kreuzberg's own
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import re
-import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import kreuzberg
@@ -55,16 +56,18 @@ from ragd.extract.markup_fixes import (
 from ragd.extract.mime import FileKind, FileType, file_type_for_mime, file_type_for_name
 from ragd.extract.ocr import OcrCheck, TesseractProbe, ocr_disabled, ocr_unavailable
 from ragd.extract.paged_text import clean_page_text, has_images, is_negligible, join_pages
+from ragd.extract.pdf_layout import text_boxes
+from ragd.extract.pdf_pages import PdfUnreadable, page_count
 from ragd.extract.pptx_notes import read_speaker_notes, with_notes
+from ragd.extract.scan_layout import ScannedPage, render_for_ocr, scan_boxes, scanned_page
 from ragd.settings import ExtractSettings
-from ragd.types import Blob, Document, PageSpan
+from ragd.types import Blob, Document, PageSpan, TextBox
 
 logger = logging.getLogger(__name__)
 
 _PLAIN_KINDS = frozenset(
     {FileKind.PDF, FileKind.DOC, FileKind.EML, FileKind.MSG, FileKind.IMAGE, FileKind.XML}
 )
-_OCR_DPI = 300
 _NON_UTF8_DECLARATION = re.compile(rb"<\?xml[^>]*encoding=[\"'](?!utf-?8)", re.IGNORECASE)
 
 
@@ -113,11 +116,18 @@ class KreuzbergExtractor:
         text, spans = join_pages(page_texts)
         meta = {**_meta(result, FileKind.PDF), "page_count": len(page_texts)}
         if not is_negligible(text, len(page_texts)) or not has_images(data):
-            return self._document(call, text, pages=spans, meta=meta)
+            document = self._document(call, text, pages=spans, meta=meta)
+            return self._laid_out(document, lambda: text_boxes(data, text, spans))
         language = self._require_ocr(call.source)
         logger.info("OCR of %r: %d scanned pages", call.source, len(page_texts))
-        text, spans = join_pages(self._ocr_pdf(call, data, language))
-        return self._document(call, text, pages=spans, meta=meta, ocr=True)
+        scans = self._ocr_pdf(call, data, language)
+        text, spans = join_pages([scan.text for scan in scans])
+        document = self._document(call, text, pages=spans, meta=meta, ocr=True)
+        return self._laid_out(document, lambda: scan_boxes(text, spans, scans))
+
+    def _laid_out(self, document: Document, boxes: Callable[[], tuple[TextBox, ...]]) -> Document:
+        """``document`` with its word boxes (``RAGD_EXTRACT__PAGE_BOXES``)."""
+        return dataclasses.replace(document, boxes=boxes()) if self._settings.page_boxes else document
 
     def _slides(self, call: _Call, data: bytes) -> Document:
         marker = f"RAGDSLIDE{uuid.uuid4().hex}N"
@@ -131,20 +141,28 @@ class KreuzbergExtractor:
             call, text, pages=spans, meta={**_meta(result, FileKind.PPTX), "page_count": len(slides)}
         )
 
-    def _ocr_pdf(self, call: _Call, data: bytes, language: str) -> list[str]:
-        with tempfile.TemporaryDirectory(prefix="ragd-ocr-") as folder:
-            path = Path(folder) / "scan.pdf"
-            path.write_bytes(data)
-            try:
-                with kreuzberg.PdfPageIterator(str(path), dpi=_OCR_DPI) as pages:
-                    return [self._ocr_image(call, png, "image/png", language) for _, png in pages]
-            except (kreuzberg.KreuzbergError, RuntimeError, OSError) as exc:
-                raise _translate(exc, call) from exc
+    def _ocr_pdf(self, call: _Call, data: bytes, language: str) -> list[ScannedPage]:
+        """Each page drawn by PDFium at :data:`ragd.extract.scan_layout.OCR_SIDE` pixels on its
+        longer side (what kreuzberg's Tesseract reads without scaling it: its word boxes are then
+        in the image's pixels) and OCRed; one page in memory at a time."""
+        try:
+            count = page_count(data)
+            scans = []
+            for index in range(count):
+                image = render_for_ocr(data, index)
+                result = self._ocr_result(call, image.png, "image/png", language)
+                text = normalise_newlines(result.content).strip()
+                scans.append(scanned_page(text, result.ocr_elements, image))
+            return scans
+        except PdfUnreadable as exc:
+            raise _translate(exc, call) from exc
 
     def _ocr_image(self, call: _Call, data: bytes, mime: str, language: str) -> str:
+        return normalise_newlines(self._ocr_result(call, data, mime, language).content).strip()
+
+    def _ocr_result(self, call: _Call, data: bytes, mime: str, language: str) -> kreuzberg.ExtractionResult:
         ocr = kreuzberg.OcrConfig(backend="tesseract", language=language)
-        result = self._run(call, data, self._config(call, "plain", ocr=ocr), mime=mime)
-        return normalise_newlines(result.content).strip()
+        return self._run(call, data, self._config(call, "plain", ocr=ocr), mime=mime)
 
     def _require_ocr(self, source: str, *, image: bool = False) -> str:
         """The OCR language, or the error saying why OCR cannot run for ``source``."""

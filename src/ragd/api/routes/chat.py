@@ -39,10 +39,13 @@ from ragd.api.openai_wire import (
     rag_fields,
     request_body_schema,
 )
+from ragd.api.page_links import CitationPages, PageLinks
 from ragd.api.schemas import rerank_choice
 from ragd.bootstrap import Services
 from ragd.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge, RagError, UpstreamFailed
 from ragd.kb.access import require_chunk_reader, searchable_collections
+from ragd.kb.pages import dataset_of_collection
+from ragd.kb_types import Principal
 from ragd.llm.base import Forwarded, Upstream
 from ragd.observe.metrics import Metrics
 from ragd.retrieve.filters import parse_filter
@@ -115,6 +118,7 @@ async def chat_completions(
     ):  # another tenant's collection answers exactly like a missing one
         raise NotFound(f"collection {target.collection!r} does not exist (nothing is indexed in it)")
     body = _validated(ChatCompletionBody, payload)
+    pages = await _citation_pages(svc, caller, target.collection, request)
     defaults = svc.settings.chat
     chat = ChatRequest(
         model=target.model,
@@ -136,7 +140,18 @@ async def chat_completions(
         params=body.upstream_params(),
         include_usage=body.include_usage,
     )
-    return await _answer(answerer, chat, body, m)
+    return await _answer(answerer, chat, body, m, pages)
+
+
+async def _citation_pages(
+    svc: Services, caller: Principal, collection: str, request: Request
+) -> CitationPages:
+    """Where the sources' pages are drawn: the collection's dataset (none for a raw collection or
+    without the knowledge base), and ragd's address for absolute links."""
+    links = PageLinks.of(svc.settings.extract)
+    dataset = await dataset_of_collection(svc.kb, caller, collection) if svc.kb is not None else None
+    base = svc.settings.pages.public_url or str(request.base_url)
+    return CitationPages(links, dataset.id if dataset else None, base)
 
 
 def _given_or(given: int | None, default: int | None) -> int | None:
@@ -147,7 +162,7 @@ def _given_or(given: int | None, default: int | None) -> int | None:
 
 
 async def _answer(
-    answerer: ChatAnswerer, chat: ChatRequest, body: ChatCompletionBody, m: Metrics
+    answerer: ChatAnswerer, chat: ChatRequest, body: ChatCompletionBody, m: Metrics, pages: CitationPages
 ) -> Response:
     started = time.perf_counter()
     try:
@@ -161,7 +176,7 @@ async def _answer(
     m.chat_duration.labels("rag").observe(time.perf_counter() - started)
     if body.stream:
         writer = ChunkWriter(body.model, include_usage=body.include_usage)
-        events = _sse(opened, writer, m, chat.collection)
+        events = _sse(opened, writer, m, chat.collection, pages)
         return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
     m.chat_requests.labels("rag", "ok").inc()
     retrieved = answer.retrieved
@@ -171,14 +186,16 @@ async def _answer(
             model=body.model,
             text=answer.text,
             end=answer.end,
-            extra=rag_fields(answer.end) if retrieved else {},
-            annotations=annotation_views(answer.end, chat.collection) if retrieved else None,
+            extra=rag_fields(answer.end, pages.images(answer.end.citations)) if retrieved else {},
+            annotations=annotation_views(answer.end, chat.collection, pages.urls(answer.end.citations))
+            if retrieved
+            else None,
         )
     )
 
 
 async def _sse(
-    opened: AnswerStream, writer: ChunkWriter, m: Metrics, collection: str
+    opened: AnswerStream, writer: ChunkWriter, m: Metrics, collection: str, pages: CitationPages
 ) -> AsyncIterator[bytes]:
     """Role chunk, content deltas, one finish chunk (sources, annotations), usage when asked, [DONE]."""
     outcome = "disconnected"
@@ -193,7 +210,10 @@ async def _sse(
         if end is None:
             raise UpstreamFailed("the answer ended without a finish")
         if opened.retrieved:
-            yield writer.finish(end.finish_reason, rag_fields(end), annotation_views(end, collection))
+            images, urls = pages.images(end.citations), pages.urls(end.citations)
+            yield writer.finish(
+                end.finish_reason, rag_fields(end, images), annotation_views(end, collection, urls)
+            )
         else:
             yield writer.finish(end.finish_reason, {})
         if writer.include_usage:

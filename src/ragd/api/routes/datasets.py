@@ -44,6 +44,7 @@ from ragd.api.kb_schemas import (
     upload_chunking,
 )
 from ragd.api.multipart import read_form
+from ragd.api.page_links import PageLinks
 from ragd.api.schemas import request_body
 from ragd.bootstrap import Services
 from ragd.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
@@ -305,11 +306,12 @@ async def file_chunks(
         around=around,
         radius=radius,
     )
+    links = PageLinks.of(svc.settings.extract)
     return {
         "file_id": page.file.id,
         "name": page.file.name,
         "total": page.total,
-        "chunks": [chunk_out(c) for c in page.chunks],
+        "chunks": [chunk_out(c, dataset_id=dataset_id, links=links) for c in page.chunks],
     }
 
 
@@ -422,9 +424,10 @@ async def _search(
             )
             hits, datasets, matched = found.hits, list(found.datasets), found.filter_matched
     by_collection = {d.collection_name: d for d in datasets}
+    links = PageLinks.of(svc.settings.extract)
     out: dict[str, Any] = {
         "datasets": [d.id for d in datasets],
-        "results": [hit_out(h, by_collection, explain=body.explain) for h in hits],
+        "results": [hit_out(h, by_collection, explain=body.explain, links=links) for h in hits],
     }
     if matched is not None:  # a filter was given: how many chunks it admitted (0: it matched nothing)
         out["filter_matched"] = matched
