@@ -63,8 +63,8 @@ class PageView {
   build() {
     const titleId = `page-view-${++seq}`;
     this.where = h("p", { class: "page-view-where", "aria-live": "polite" });
-    this.prev = h("button", { type: "button", class: "small", onclick: () => this.load(this.n - 1) }, "‹ Previous page");
-    this.next = h("button", { type: "button", class: "small", onclick: () => this.load(this.n + 1) }, "Next page ›");
+    this.prev = h("button", { type: "button", class: "small", onclick: () => this.load(this.n - 1) }, h("span", { "aria-hidden": "true" }, "‹ "), "Previous page");
+    this.next = h("button", { type: "button", class: "small", onclick: () => this.load(this.n + 1) }, "Next page", h("span", { "aria-hidden": "true" }, " ›"));
     this.zoomOut = h("button", { type: "button", class: "small", "aria-label": "Zoom out", onclick: () => this.setZoom(this.zoom - 1) }, "−");
     this.zoomIn = h("button", { type: "button", class: "small", "aria-label": "Zoom in", onclick: () => this.setZoom(this.zoom + 1) }, "+");
     this.fit = h("button", { type: "button", class: "small", onclick: () => this.setZoom(0) }, "Fit");
@@ -153,7 +153,6 @@ class PageView {
     } catch (err) {
       if (controller.signal.aborted) return;
       this.img = null;
-      if (err instanceof ApiError && err.status === 404 && n > this.markedPage) this.pages = n - 1; // past the last page
       const message = err instanceof ApiError ? err.describe() : `The page could not be shown (${err && err.message ? err.message : err}).`;
       replace(this.frame, h("p", { class: "page-view-state error", role: "alert" }, message));
     } finally {
