@@ -4,11 +4,13 @@ An extractor's page text is not the layout engine's character stream: kreuzberg'
 cleaned (:func:`ragd.extract.paged_text.clean_page_text` drops control characters and garbled
 lines, turns ``\\x02`` into ``-``, collapses dot leaders into one ``…``, CRLF into LF), and OCR text
 is Tesseract's words joined by spaces and blank lines.  :func:`align` pairs the two sequences of
-non-space characters in order: equal characters match; at a difference it skips, within a window,
-to the nearest place where the next few characters of the text occur among the glyphs again
-(dropped glyphs), skipping up to :data:`MAX_TEXT_SKIP` characters of the text when they are not
-drawn (a leader's ``…``).  It is linear in practice (each skip is one ``str.find`` over a bounded
-window) and gives up on a page whose text and glyphs stop agreeing altogether.
+non-space characters line by line: each line of the text is found among the glyphs by its first
+characters (where the previous one ended, else anywhere: a turned page's lines may come in another
+order), then paired in order: equal characters match; at a difference both skip, within a window,
+to the nearest place where the next few characters of the text are drawn again (dropped glyphs),
+skipping up to :data:`MAX_TEXT_SKIP` characters of the text when they are not drawn (a leader's
+``…``).  It is linear in practice (each skip is one ``str.find`` over a bounded window) and gives
+up on a line whose text and glyphs stop agreeing altogether.
 
 :func:`word_boxes` turns the pairing into :class:`ragd.types.TextBox` records: one per word (a run
 of non-space characters of the text), in document offsets, split where the word's glyphs jump to
@@ -18,6 +20,7 @@ same for an OCRed page from the engine's words and their boxes.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -34,23 +37,51 @@ WINDOW = 4096
 GRAM = 4
 #: characters of the text skipped at most at one difference (drawn nowhere: a leader's ``…``)
 MAX_TEXT_SKIP = 3
-#: consecutive characters of the text without a glyph after which the page is given up
+#: lines of a page looked up among all its glyphs (drawn out of order), at most
+MAX_REORDERED = 500
+#: consecutive characters of a line without a glyph after which the line is given up
 MAX_UNMATCHED_RUN = 2000
+_ANCHOR = 8  # characters a line is looked up by
+_SLACK = 64  # glyphs a line's pairing may cover beyond its own length (dropped glyph garbage)
 _BLOCK = 32
 #: what a layout engine draws for a character that the page text writes otherwise
 _SAME = str.maketrans({"\x02": "-", "\u00ad": "-", "\r": " ", "\n": " "})
 
 
-def align(text: str, glyphs: str, *, window: int = WINDOW, gram: int = GRAM) -> list[int]:
+def align(text: str, glyphs: str, lines: Sequence[int] = (0,), *, window: int = WINDOW) -> list[int]:
     """For each character of ``text``, the index of the character of ``glyphs`` it is, or -1.
 
-    Both are sequences of non-space characters in reading order."""
+    Both are sequences of non-space characters in reading order; ``lines`` are the indices of
+    ``text`` where its lines start.  Each line is found among the glyphs by its first characters,
+    where the previous line ended (else anywhere: a turned page's lines come in another order, or
+    a table's), then paired character by character (:func:`_in_order`)."""
     out = [-1] * len(text)
-    i = j = 0
-    n, m = len(text), len(glyphs)
+    cursor = reordered = 0
+    bounds = [*lines, len(text)]
+    for a, b in itertools.pairwise(bounds):
+        if b <= a:
+            continue
+        key = text[a : a + _ANCHOR]
+        at = glyphs.find(key, cursor, cursor + window + len(key))
+        if at < 0 and reordered < MAX_REORDERED:
+            reordered += 1
+            at = glyphs.find(key)
+        at = cursor if at < 0 else at
+        pairs = _in_order(text[a:b], glyphs, at, min(len(glyphs), at + 2 * (b - a) + _SLACK), window)
+        out[a:b] = pairs
+        cursor = max((j + 1 for j in pairs if j >= 0), default=cursor)
+    _grown(text, glyphs, out)
+    return out
+
+
+def _in_order(text: str, glyphs: str, j: int, m: int, window: int) -> list[int]:
+    """``text`` paired in order with ``glyphs[j:m]``: equal characters pair; at a difference both
+    skip to the nearest place where :data:`GRAM` characters of the text are drawn again."""
+    out = [-1] * len(text)
+    i, n = 0, len(text)
     unmatched = 0
     while i < n and j < m:
-        if text[i : i + _BLOCK] == glyphs[j : j + _BLOCK] and i + _BLOCK <= n:  # most of a page agrees
+        if i + _BLOCK <= n and text[i : i + _BLOCK] == glyphs[j : j + _BLOCK]:  # most of a page agrees
             out[i : i + _BLOCK] = range(j, j + _BLOCK)
             i += _BLOCK
             j += _BLOCK
@@ -62,23 +93,39 @@ def align(text: str, glyphs: str, *, window: int = WINDOW, gram: int = GRAM) -> 
             j += 1
             unmatched = 0
             continue
-        best: tuple[int, int, int] | None = None  # (cost, text skip, glyph position)
-        for skip in range(MAX_TEXT_SKIP + 1):
-            if i + skip >= n:
-                break
-            key = text[i + skip : i + skip + gram]
-            found = glyphs.find(key, j, min(m, j + window + len(key)))
-            if found >= 0 and (best is None or found - j + skip < best[0]):
-                best = (found - j + skip, skip, found)
+        best = _resync(text, glyphs, i, j, min(m, j + window))
         if best is None:
             i += 1  # this character is drawn nowhere near: no box for it
             unmatched += 1
             if unmatched > MAX_UNMATCHED_RUN:
                 break
             continue
-        i += best[1]
-        j = best[2]
+        i += best[0]
+        j = best[1]
     return out
+
+
+def _grown(text: str, glyphs: str, out: list[int]) -> None:
+    """Pair the unpaired characters next to a paired one with the glyph next to its glyph when they
+    are the same character (a line's last letters after a difference)."""
+    for i in range(len(text) - 2, -1, -1):
+        if out[i] < 0 and out[i + 1] > 0 and glyphs[out[i + 1] - 1] == text[i]:
+            out[i] = out[i + 1] - 1
+    for i in range(1, len(text)):
+        if out[i] < 0 and 0 <= out[i - 1] < len(glyphs) - 1 and glyphs[out[i - 1] + 1] == text[i]:
+            out[i] = out[i - 1] + 1
+
+
+def _resync(text: str, glyphs: str, i: int, j: int, end: int) -> tuple[int, int] | None:
+    """``(text skip, glyph position)`` of the nearest place before ``end`` where :data:`GRAM`
+    characters of the text from ``i`` (after skipping up to :data:`MAX_TEXT_SKIP`) are drawn."""
+    best: tuple[int, int, int] | None = None  # (cost, text skip, glyph position)
+    for skip in range(min(MAX_TEXT_SKIP, len(text) - i - 1) + 1):
+        key = text[i + skip : i + skip + GRAM]
+        found = glyphs.find(key, j, end)
+        if found >= 0 and (best is None or found - j + skip < best[0]):
+            best = (found - j + skip, skip, found)
+    return (best[1], best[2]) if best is not None else None
 
 
 def word_boxes(page: int, offset: int, text: str, chars: str, box_of: BoxOf) -> list[TextBox]:
@@ -90,33 +137,71 @@ def word_boxes(page: int, offset: int, text: str, chars: str, box_of: BoxOf) -> 
     and the word is split where its characters change lines).  Words with no glyph get no box."""
     positions = [k for k, ch in enumerate(text) if not ch.isspace()]
     drawn = [k for k, ch in enumerate(chars) if not ch.isspace()]
+    lines = [i for i, k in enumerate(positions) if i == 0 or "\n" in text[positions[i - 1] : k]]
     pairs = align(
         "".join([text[k] for k in positions]).translate(_SAME),
         "".join([chars[k] for k in drawn]).translate(_SAME),
+        lines,
     )
-    # a word: positions[a:b] (consecutive offsets), with glyphs
+    # a word: positions[a:b] (consecutive offsets); its drawn characters with their glyphs
     glyph = [drawn[j] if j >= 0 else -1 for j in pairs]
-    boxes: list[TextBox] = []
+    words: list[list[tuple[int, int]]] = []
     a = 0
     n = len(positions)
     for b in range(1, n + 1):
         if b < n and positions[b] == positions[b - 1] + 1:
             continue
-        found = [i for i in range(a, b) if glyph[i] >= 0]
-        if found:
-            boxes.extend(_word(page, offset, [(positions[i], glyph[i]) for i in found], box_of))
+        word = [(positions[i], glyph[i]) for i in range(a, b) if glyph[i] >= 0]
+        if word:
+            words.append(word)
         a = b
+    lines = _Lines(_runs_across(words, box_of))
+    boxes: list[TextBox] = []
+    for word in words:
+        boxes.extend(_word(page, offset, word, box_of, lines))
     return boxes
 
 
-def _word(page: int, offset: int, word: list[tuple[int, int]], box_of: BoxOf) -> list[TextBox]:
+class _Lines:
+    """Whether two boxes are on one line of a page whose lines run across (left to right) or down
+    (a turned page, where a line's glyphs stack): they overlap by half the other way."""
+
+    def __init__(self, across: bool) -> None:
+        self.across = across
+
+    def same(self, a: Box, b: Box) -> bool:
+        if self.across:
+            return min(a[3], b[3]) - max(a[1], b[1]) >= min(a[3] - a[1], b[3] - b[1]) / 2
+        return min(a[2], b[2]) - max(a[0], b[0]) >= min(a[2] - a[0], b[2] - b[0]) / 2
+
+    def onwards(self, first: Box, last: Box) -> bool:
+        """``last`` comes after ``first`` along the line."""
+        return last[2] >= first[0] if self.across else last[3] >= first[1]
+
+
+def _runs_across(words: list[list[tuple[int, int]]], box_of: BoxOf, sample: int = 24) -> bool:
+    """Whether the page's lines run across: most of a sample of words step rightwards from their
+    first glyph to their second rather than downwards."""
+    votes = 0
+    for word in [w for w in words if len(w) > 1][:sample]:
+        a, b = box_of(word[0][1]), box_of(word[1][1])
+        if a is not None and b is not None:
+            votes += 1 if abs(b[0] - a[0]) >= abs(b[1] - a[1]) else -1
+    return votes >= 0
+
+
+def _word(page: int, offset: int, word: list[tuple[int, int]], box_of: BoxOf, lines: _Lines) -> list[TextBox]:
     """The box of one word from its first and last glyph, or one box per line of its glyphs."""
     first, last = box_of(word[0][1]), box_of(word[-1][1])
     close = word[-1][1] - word[0][1] < 2 * len(word) + 2  # its glyphs are drawn together
-    if first is not None and last is not None and close and last[2] >= first[0] and _same_line(first, last):
-        top = first[1] if first[1] < last[1] else last[1]
-        bottom = first[3] if first[3] > last[3] else last[3]
-        run = (first[0], top, last[2], bottom)
+    if (
+        first is not None
+        and last is not None
+        and close
+        and lines.onwards(first, last)
+        and lines.same(first, last)
+    ):
+        run = (min(first[0], last[0]), min(first[1], last[1]), max(first[2], last[2]), max(first[3], last[3]))
         return [_box(page, offset, word[0][0], word[-1][0] + 1, run)]
     boxes: list[TextBox] = []
     run_box: Box | None = None
@@ -125,7 +210,7 @@ def _word(page: int, offset: int, word: list[tuple[int, int]], box_of: BoxOf) ->
         g = box_of(index)
         if g is None:
             continue
-        if run_box is not None and _same_line(run_box, g):
+        if run_box is not None and lines.same(run_box, g):
             run_box = (
                 min(run_box[0], g[0]),
                 min(run_box[1], g[1]),
@@ -140,11 +225,6 @@ def _word(page: int, offset: int, word: list[tuple[int, int]], box_of: BoxOf) ->
     if run_box is not None:
         boxes.append(_box(page, offset, run_start, run_end, run_box))
     return boxes
-
-
-def _same_line(a: Box, b: Box) -> bool:
-    top, bottom = max(a[1], b[1]), min(a[3], b[3])
-    return bottom - top >= min(a[3] - a[1], b[3] - b[1]) / 2
 
 
 def _box(page: int, offset: int, start: int, end: int, run: Box) -> TextBox:
