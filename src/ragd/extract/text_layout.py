@@ -155,10 +155,10 @@ def word_boxes(page: int, offset: int, text: str, chars: str, box_of: BoxOf) -> 
         if word:
             words.append(word)
         a = b
-    lines = _Lines(_runs_across(words, box_of))
+    direction = _Lines(_runs_across(words, box_of))
     boxes: list[TextBox] = []
     for word in words:
-        boxes.extend(_word(page, offset, word, box_of, lines))
+        boxes.extend(_word(page, offset, word, box_of, direction))
     return boxes
 
 
