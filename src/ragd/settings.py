@@ -258,6 +258,12 @@ class ExtractSettings(BaseModel):
         description="record where each chunk is drawn on its page (meta.boxes): PDF text layers through "
         "PDFium, scans through the OCR's word boxes; about 5-15 ms a text page",
     )
+    office_pages: bool = Field(
+        False,
+        description="give Office files (DOCX, ODT, RTF, DOC, PPTX, ...) pages and word boxes by converting "
+        "each to PDF at ingest with office_converter (about a second a file); off: their chunks have no "
+        "page (a deck's its slide) and no marked passage (docs/formats.md#page-images)",
+    )
 
     @field_validator("gotenberg_url")
     @classmethod

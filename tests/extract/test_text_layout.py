@@ -1,21 +1,25 @@
 """Where a document's words are drawn (Document.boxes): the alignment of a page's text with the glyphs
-drawn on it, a text PDF made with PDFium, a rotated page, a scan drawn with Pillow and OCRed, and
-the chunk boxes of a shared PDF, each checked against the page as it is rendered."""
+drawn on it, a text PDF made with PDFium, a rotated page, a scan drawn with Pillow and OCRed, a
+.docx through LibreOffice's PDF, and the chunk boxes of a shared PDF, each checked against the page
+as it is rendered."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from ragd.extract import pdf_layout
 from ragd.extract.kreuzberg_extractor import KreuzbergExtractor
+from ragd.extract.office_pdf import to_pdf
 from ragd.extract.pdf_pages import open_pdf, render_page
 from ragd.extract.text_layout import Box, OcrWord, align, ocr_boxes, word_boxes
 from ragd.ingest.layout import chunk_boxes
 from ragd.settings import ExtractSettings
 from ragd.types import Blob, Document, TextBox
 from tests.conftest import shared_path
+from tests.extract.builders import build_docx
 from tests.extract.conftest import needs_tesseract
 from tests.support.page_pdfs import ink_in, scan_pdf, text_pdf
 
@@ -153,3 +157,59 @@ def test_the_chunks_of_a_shared_pdf_are_boxed_on_their_passage() -> None:
     assert boxes[0][2] <= first_word.y0 + 1e-4
     assert boxes[0][4] >= first_word.y1 - 1e-4
     assert all(b[2] > boxes[0][2] for b in boxes[1:] if b[0] == page)  # the lines below it
+
+
+def needs_libreoffice() -> None:
+    if shutil.which("soffice") is None:
+        pytest.skip("needs LibreOffice (apt-get install libreoffice-writer): soffice is not on PATH")
+
+
+TOPICS = ["lighthouse", "marmalade", "zebra", "quantum", "harbour", "lantern"]
+
+
+def long_docx() -> bytes:
+    """A .docx of a heading and sixty paragraphs: three pages or so once laid out."""
+    paragraphs = [
+        (
+            "p",
+            f"Paragraph {n} is about the {TOPICS[n % len(TOPICS)]} and runs on for a line or two so "
+            "that the pages fill up the way a report's do, word after word.",
+        )
+        for n in range(60)
+    ]
+    return build_docx([("h1", "Harbour report"), *paragraphs])
+
+
+def test_office_pages_are_off_by_default_and_an_office_file_gets_no_pages() -> None:
+    document = KreuzbergExtractor(ExtractSettings()).extract(Blob(name="report.docx", data=long_docx()))
+    assert document.pages == ()
+    assert document.boxes == ()
+
+
+def test_with_office_pages_a_docx_gets_pages_and_boxes_from_its_pdf() -> None:
+    needs_libreoffice()
+    data = long_docx()
+    document = KreuzbergExtractor(ExtractSettings(office_pages=True)).extract(
+        Blob(name="report.docx", data=data)
+    )
+    assert len(document.pages) >= 2
+    assert document.meta["page_count"] == len(document.pages)
+    assert [s.start for s in document.pages] == sorted(s.start for s in document.pages)
+    assert document.pages[-1].end == len(document.text)
+    last = document.text.index("Paragraph 59")
+    assert document.page_at(last) == document.pages[-1].page
+    pdf = to_pdf(data, "report.docx", ExtractSettings())
+    for page in (0, document.pages[-1].page):
+        image = rendered(pdf, page)
+        on_page = [b for b in document.boxes if b.page == page]
+        assert on_page
+        assert all(ink_in(image, (b.x0, b.y0, b.x1, b.y1)) > 0 for b in on_page)
+    words = sum(1 for w in document.text.split() if w.strip("#"))
+    assert len(document.boxes) >= 0.95 * words
+
+
+def test_an_office_file_that_cannot_be_converted_keeps_its_text_without_pages() -> None:
+    settings = ExtractSettings(office_pages=True, office_converter="off")
+    document = KreuzbergExtractor(settings).extract(Blob(name="report.docx", data=long_docx()))
+    assert "Paragraph 59" in document.text
+    assert document.pages == ()

@@ -12,6 +12,7 @@ and the error codes.
 from __future__ import annotations
 
 import io
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,11 +21,19 @@ import pytest
 from PIL import Image
 
 from ragd.api.app import create_app
-from ragd.settings import ExtractSettings, PagesSettings
+from ragd.settings import (
+    ChatSettings,
+    ExtractSettings,
+    LlmSettings,
+    PagesSettings,
+    QueryGenerationSettings,
+)
+from tests.api.test_chat_proxy import CHAT, completion
 from tests.extract.builders import build_docx
 from tests.kb.conftest import SERVICE_KEY, Api, kb_settings, new_tenant
 from tests.support.live_server import LiveServer
 from tests.support.page_pdfs import text_pdf
+from tests.support.scripted_http import ScriptedServer
 
 LETTER, A5_LANDSCAPE = (612.0, 792.0), (595.0, 420.0)
 PAGES = [
@@ -57,13 +66,28 @@ def highlighted(image: Image.Image, box: tuple[float, float, float, float] | Non
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterator[LiveServer]:
+def upstream() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as scripted:
+        yield scripted
+
+
+@pytest.fixture(scope="module")
+def server(
+    tmp_path_factory: pytest.TempPathFactory, model_cache: Path, upstream: ScriptedServer
+) -> Iterator[LiveServer]:
     data_dir = tmp_path_factory.mktemp("pages") / "data"
-    settings = kb_settings(data_dir, model_cache, None)
+    settings = kb_settings(
+        data_dir,
+        model_cache,
+        None,
+        llm=LlmSettings(base_url=f"{upstream.url}/v1", model="up-model"),  # type: ignore[call-arg]
+        query_generation=QueryGenerationSettings(enabled=False),  # type: ignore[call-arg]
+        chat=ChatSettings(retries=0, timeout_s=10),  # type: ignore[call-arg]
+    )
     settings = settings.model_copy(
         update={
             "extract": ExtractSettings(max_file_bytes=400_000, office_converter="off"),
-            "pages": PagesSettings(max_pixels=MAX_PIXELS, cache_mb=64),
+            "pages": PagesSettings(max_pixels=MAX_PIXELS, cache_mb=64, public_url="https://rag.example.org"),
         }
     )
     with LiveServer(create_app(settings)) as live:
@@ -230,3 +254,69 @@ def test_files_without_pages_say_why(corpus: dict[str, Any]) -> None:
     assert office.status_code == 422
     assert code(office) == "CONVERTER_UNAVAILABLE"
     assert "LibreOffice" in office.json()["detail"]["hint"]
+
+
+def test_chat_sources_link_their_page_and_url_citations_open_it(
+    corpus: dict[str, Any], upstream: ScriptedServer
+) -> None:
+    upstream.expect("POST", CHAT, completion("The keeper winds it every four hours [1]."))
+    body = {
+        "model": f"rag/{corpus['ds']['collection_name']}",
+        "messages": [{"role": "user", "content": "How often is the clockwork lens wound?"}],
+        "rag_top_k": 2,
+        "rag_min_score": 0,
+        "rag_enable_tools": False,
+    }
+    answer = corpus["viewer"].ok("POST", CHAT, json=body)
+    upstream.verify()
+    first = answer["rag_sources"][0]
+    assert first["source"] == "handbook.pdf"
+    assert first["page_image"] == next(
+        c["page_image"] for c in corpus["chunks"]["handbook.pdf"] if c["id"] == first["point_id"]
+    )
+    links = [a["url_citation"]["url"] for a in answer["choices"][0]["message"]["annotations"]]
+    assert links == [f"https://rag.example.org{first['page_image']}"]
+    assert png(corpus["viewer"].get(first["page_image"])).width > 0
+
+
+@pytest.mark.slow
+def test_with_office_pages_a_docx_chunk_opens_its_page_marked(tmp_path: Path, model_cache: Path) -> None:
+    """A server that gives Office files pages (RAGD_EXTRACT__OFFICE_PAGES, LibreOffice): a .docx's
+    chunks carry their page and a page_image, which draws the converted page with the passage."""
+    if shutil.which("soffice") is None:
+        pytest.skip("needs LibreOffice (apt-get install libreoffice-writer): soffice is not on PATH")
+    settings = kb_settings(tmp_path / "data", model_cache, None).model_copy(
+        update={"extract": ExtractSettings(max_file_bytes=400_000, office_pages=True)}
+    )
+    with LiveServer(create_app(settings)) as live:
+        live.wait_ready()
+        service = Api(live.url, SERVICE_KEY)
+        try:
+            tenant_id, _ = new_tenant(service, "office")
+            chunking = {"strategy": "recursive", "size": 400, "overlap": 0}
+            ds = service.ok(
+                "POST",
+                "/api/v1/datasets",
+                201,
+                json={"name": "memos", "tenant_id": tenant_id, "chunking": chunking},
+            )
+            paragraphs = [
+                ("p", f"Memo line {n}: the harbour lantern needs oil number {n}.") for n in range(90)
+            ]
+            parts = [
+                (
+                    "files",
+                    ("memo.docx", build_docx([("h1", "Memo"), *paragraphs]), "application/octet-stream"),
+                )
+            ]
+            sent = service.ok("POST", f"/api/v1/datasets/{ds['id']}/files", 202, files=parts)
+            assert service.wait_job(sent["job"]["id"])["status"] == "succeeded"
+            file_id = service.ok("GET", f"/api/v1/datasets/{ds['id']}/files")["files"][0]["id"]
+            chunks = service.ok("GET", f"/api/v1/datasets/{ds['id']}/files/{file_id}/chunks")["chunks"]
+            assert len({c["page"] for c in chunks}) >= 2
+            last = chunks[-1]
+            assert last["page_image"].endswith(f"/pages/{last['page'] + 1}?chunk={last['id']}")
+            image = png(service.get(last["page_image"]))
+            assert highlighted(image) >= HIGHLIGHT_MIN
+        finally:
+            service.close()

@@ -8,7 +8,8 @@ How each kind is read (measured on ../shared/documents, see tests/extract):
   by page when ``ocr == "auto"`` and Tesseract is installed, else
   :class:`OcrUnavailable` says how to enable OCR.  Every word gets its box on its page
   (``Document.boxes``): PDFium's for a text layer (:mod:`ragd.extract.pdf_layout`), Tesseract's for
-  a scan (:mod:`ragd.extract.scan_layout`).
+  a scan (:mod:`ragd.extract.scan_layout`); with ``office_pages``, an Office file's words get
+  theirs, and the file its pages, from its PDF (:mod:`ragd.extract.office_layout`).
 * Images: OCR only (same rules).
 * DOCX, PPTX, XLSX/XLS, ODT, EPUB, HTML, IPYNB, JATS: Markdown, which keeps
   headings (``#``) and tables (``|`` rows; one ``## <sheet>`` section per sheet).
@@ -55,6 +56,8 @@ from ragd.extract.markup_fixes import (
 )
 from ragd.extract.mime import FileKind, FileType, file_type_for_mime, file_type_for_name
 from ragd.extract.ocr import OcrCheck, TesseractProbe, ocr_disabled, ocr_unavailable
+from ragd.extract.office_layout import with_office_pages
+from ragd.extract.office_pdf import OFFICE_KINDS
 from ragd.extract.paged_text import clean_page_text, has_images, is_negligible, join_pages
 from ragd.extract.pdf_layout import text_boxes
 from ragd.extract.pdf_pages import PdfUnreadable, page_count
@@ -92,7 +95,7 @@ class KreuzbergExtractor:
             language = self._require_ocr(call.source, image=True)
             return self._document(call, self._ocr_image(call, data, file_type.mime, language), ocr=True)
         if file_type.kind is FileKind.PPTX:
-            return self._slides(call, data)
+            return self._office_pages(call, data, self._slides(call, data))
         if file_type.kind is FileKind.JATS:
             data = _inline_refs(data)
         elif file_type.kind is FileKind.HTML:
@@ -107,7 +110,8 @@ class KreuzbergExtractor:
             text = word_table_rows(text)
         elif file_type.kind is FileKind.MSG and (names := list(result.metadata.get("attachments") or [])):
             text = f"{text}\n\nAttachments: {', '.join(names)}"  # as for EML: names, not contents
-        return self._document(call, compact_tables(text), meta=_meta(result, file_type.kind))
+        document = self._document(call, compact_tables(text), meta=_meta(result, file_type.kind))
+        return self._office_pages(call, data, document)
 
     def _pdf(self, call: _Call, data: bytes) -> Document:
         pages_config = kreuzberg.PageConfig(extract_pages=True)
@@ -128,6 +132,13 @@ class KreuzbergExtractor:
     def _laid_out(self, document: Document, boxes: Callable[[], tuple[TextBox, ...]]) -> Document:
         """``document`` with its word boxes (``RAGD_EXTRACT__PAGE_BOXES``)."""
         return dataclasses.replace(document, boxes=boxes()) if self._settings.page_boxes else document
+
+    def _office_pages(self, call: _Call, data: bytes, document: Document) -> Document:
+        """An Office file's document with pages and boxes from its PDF (``RAGD_EXTRACT__OFFICE_PAGES``)."""
+        wanted = self._settings.office_pages and self._settings.page_boxes
+        if not wanted or call.file_type.kind not in OFFICE_KINDS:
+            return document
+        return with_office_pages(document, data, call.source, self._settings, timeout_s=call.seconds_left())
 
     def _slides(self, call: _Call, data: bytes) -> Document:
         marker = f"RAGDSLIDE{uuid.uuid4().hex}N"

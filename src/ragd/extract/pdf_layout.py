@@ -125,3 +125,33 @@ def _device(page: pdfium.PdfPage, x: float, y: float) -> tuple[float, float]:
     dx, dy = ctypes.c_int(), ctypes.c_int()
     pdfium_c.FPDF_PageToDevice(page.raw, 0, 0, _DEVICE, _DEVICE, 0, x, y, ctypes.byref(dx), ctypes.byref(dy))
     return dx.value / _DEVICE, dy.value / _DEVICE
+
+
+def document_glyphs(data: bytes, max_glyphs: int) -> tuple[str, list[Box | None], list[int]]:
+    """Every page's characters in one stream (pages separated by a newline), each character's box
+    (None: none), and where each page starts in the stream; empty past ``max_glyphs`` characters."""
+    chars: list[str] = []
+    boxes: list[Box | None] = []
+    starts: list[int] = []
+    total = 0  # characters read, page separators included
+    with open_pdf(data) as pdf:
+        for index in range(len(pdf)):
+            page = pdf[index]
+            try:
+                textpage = page.get_textpage()
+                try:
+                    count = textpage.count_chars()
+                    if total + count + 1 > max_glyphs:
+                        logger.info("the document has over %d characters: no text boxes for it", max_glyphs)
+                        return "", [], []
+                    box_of = _BoxReader(page, textpage)
+                    starts.append(total)
+                    total += count + 1
+                    chars.append(_page_chars(textpage, count) + "\n")
+                    boxes.extend([box_of(k) for k in range(count)])
+                    boxes.append(None)
+                finally:
+                    textpage.close()
+            finally:
+                page.close()
+    return "".join(chars), boxes, starts

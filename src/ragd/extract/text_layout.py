@@ -30,6 +30,8 @@ from ragd.types import TextBox
 Box = tuple[float, float, float, float]
 #: the box of the layout engine's character ``k`` (None: it has none)
 BoxOf = Callable[[int], Box | None]
+#: the page (0-based) of the layout engine's character ``k``
+PageOf = Callable[[int], int]
 
 #: how far (glyphs) a resynchronisation looks ahead for the text's next characters
 WINDOW = 4096
@@ -52,16 +54,20 @@ def align(text: str, glyphs: str, lines: Sequence[int] = (0,), *, window: int = 
     """For each character of ``text``, the index of the character of ``glyphs`` it is, or -1.
 
     Both are sequences of non-space characters in reading order; ``lines`` are the indices of
-    ``text`` where its lines start.  Each line is found among the glyphs by its first characters,
-    where the previous line ended (else anywhere: a turned page's lines come in another order, or
-    a table's), then paired character by character (:func:`_in_order`)."""
+    ``text`` where its lines start.  Each line is found among the glyphs by its first word (up to
+    :data:`_ANCHOR` characters; Markdown's marks before it are not drawn), where the previous line
+    ended (else anywhere: a turned page's lines come in another order, or a table's), then paired
+    character by character (:func:`_in_order`)."""
     out = [-1] * len(text)
     cursor = reordered = 0
     bounds = [*lines, len(text)]
-    for a, b in itertools.pairwise(bounds):
+    for line_start, b in itertools.pairwise(bounds):
+        # Markdown's marks before a line's first word ("# ", "| ", "- ") are not drawn
+        a = next((i for i in range(line_start, b) if text[i].isalnum()), line_start)
         if b <= a:
             continue
         key = text[a : a + _ANCHOR]
+        key = key[: next((k for k, ch in enumerate(key) if not ch.isalnum()), len(key))] or key
         at = glyphs.find(key, cursor, cursor + window + len(key))
         if at < 0 and reordered < MAX_REORDERED:
             reordered += 1
@@ -128,13 +134,14 @@ def _resync(text: str, glyphs: str, i: int, j: int, end: int) -> tuple[int, int]
     return (best[1], best[2]) if best is not None else None
 
 
-def word_boxes(page: int, offset: int, text: str, chars: str, box_of: BoxOf) -> list[TextBox]:
+def word_boxes(page: int | PageOf, offset: int, text: str, chars: str, box_of: BoxOf) -> list[TextBox]:
     """One box per word of ``text`` (which starts at document offset ``offset``) on ``page``.
 
     ``chars`` is the page's character stream as the layout engine holds it, ``box_of(k)`` the box
     of its character ``k`` (None when it has none); boxes are asked for the first and last
     character of each word only, unless those two are not on one line (then for every character,
-    and the word is split where its characters change lines).  Words with no glyph get no box."""
+    and the word is split where its characters change lines).  Words with no glyph get no box.
+    ``page`` may also say the page of each character (``chars`` then holds several pages)."""
     positions = [k for k, ch in enumerate(text) if not ch.isspace()]
     drawn = [k for k, ch in enumerate(chars) if not ch.isspace()]
     lines = [i for i, k in enumerate(positions) if i == 0 or "\n" in text[positions[i - 1] : k]]
@@ -156,9 +163,10 @@ def word_boxes(page: int, offset: int, text: str, chars: str, box_of: BoxOf) -> 
             words.append(word)
         a = b
     direction = _Lines(_runs_across(words, box_of))
+    page_of: PageOf = (lambda _k: page) if isinstance(page, int) else page
     boxes: list[TextBox] = []
     for word in words:
-        boxes.extend(_word(page, offset, word, box_of, direction))
+        boxes.extend(_word(page_of, offset, word, box_of, direction))
     return boxes
 
 
@@ -190,16 +198,20 @@ def _runs_across(words: list[list[tuple[int, int]]], box_of: BoxOf, sample: int 
     return votes >= 0
 
 
-def _word(page: int, offset: int, word: list[tuple[int, int]], box_of: BoxOf, lines: _Lines) -> list[TextBox]:
+def _word(
+    page_of: PageOf, offset: int, word: list[tuple[int, int]], box_of: BoxOf, lines: _Lines
+) -> list[TextBox]:
     """The box of one word from its first and last glyph, or one box per line of its glyphs."""
     first, last = box_of(word[0][1]), box_of(word[-1][1])
     close = word[-1][1] - word[0][1] < 2 * len(word) + 2  # its glyphs are drawn together
+    page = page_of(word[0][1])
     if (
         first is not None
         and last is not None
         and close
         and lines.onwards(first, last)
         and lines.same(first, last)
+        and page_of(word[-1][1]) == page
     ):
         run = (min(first[0], last[0]), min(first[1], last[1]), max(first[2], last[2]), max(first[3], last[3]))
         return [_box(page, offset, word[0][0], word[-1][0] + 1, run)]
@@ -210,7 +222,7 @@ def _word(page: int, offset: int, word: list[tuple[int, int]], box_of: BoxOf, li
         g = box_of(index)
         if g is None:
             continue
-        if run_box is not None and lines.same(run_box, g):
+        if run_box is not None and page_of(index) == page and lines.same(run_box, g):
             run_box = (
                 min(run_box[0], g[0]),
                 min(run_box[1], g[1]),
@@ -221,7 +233,7 @@ def _word(page: int, offset: int, word: list[tuple[int, int]], box_of: BoxOf, li
             continue
         if run_box is not None:
             boxes.append(_box(page, offset, run_start, run_end, run_box))
-        run_box, run_start, run_end = g, k, k + 1
+        run_box, run_start, run_end, page = g, k, k + 1, page_of(index)
     if run_box is not None:
         boxes.append(_box(page, offset, run_start, run_end, run_box))
     return boxes
