@@ -117,6 +117,9 @@ def test_boxes_can_be_switched_off_and_a_crowded_page_gets_none(monkeypatch: pyt
     document = extract(data)
     assert "clockwork" in document.text
     assert {b.page for b in document.boxes} == {1}
+    monkeypatch.setattr(pdf_layout, "MAX_PAGE_GLYPHS", 10_000)
+    monkeypatch.setattr(pdf_layout, "MAX_DOCUMENT_BOXES", 5)  # page 1's boxes reach it: page 2 gets none
+    assert {b.page for b in extract(data).boxes} == {0}
 
 
 @needs_tesseract

@@ -22,14 +22,14 @@ from ragd.errors import RagError
 from ragd.extract.office_pdf import to_pdf
 from ragd.extract.pdf_layout import document_glyphs
 from ragd.extract.pdf_pages import PdfUnreadable
-from ragd.extract.text_layout import word_boxes
+from ragd.extract.text_layout import MAX_DOCUMENT_BOXES, word_boxes
 from ragd.settings import ExtractSettings
 from ragd.types import Document, PageSpan, TextBox
 
 logger = logging.getLogger(__name__)
 
 #: characters a converted document may have for its words to get boxes
-MAX_GLYPHS = 2_000_000
+MAX_GLYPHS = 1_000_000
 
 
 def with_office_pages(
@@ -50,6 +50,7 @@ def with_office_pages(
         return bisect.bisect_right(starts, k) - 1
 
     found = sorted(word_boxes(page_of, 0, document.text, chars, boxes.__getitem__), key=lambda b: b.start)
+    found = found[:MAX_DOCUMENT_BOXES]
     pages = document.pages or page_spans(found, len(document.text))
     meta = {**document.meta, "page_count": document.meta.get("page_count") or len(starts)}
     return dataclasses.replace(document, pages=pages, boxes=tuple(found), meta=meta)

@@ -21,7 +21,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from ragd.extract.pdf_pages import PDFIUM_LOCK, PdfUnreadable, open_pdf
-from ragd.extract.text_layout import Box, word_boxes
+from ragd.extract.text_layout import MAX_DOCUMENT_BOXES, Box, word_boxes
 from ragd.types import PageSpan, TextBox
 
 logger = logging.getLogger(__name__)
@@ -42,6 +42,9 @@ def text_boxes(data: bytes, text: str, spans: Sequence[PageSpan]) -> tuple[TextB
         with open_pdf(data) as pdf:
             count = len(pdf)
             for span in spans:
+                if len(boxes) >= MAX_DOCUMENT_BOXES:
+                    logger.info("%d word boxes: none for the pages from %d on", len(boxes), span.page)
+                    break
                 if 0 <= span.page < count:
                     boxes.extend(page_boxes(pdf, span.page, span.start, text[span.start : span.end]))
     except PdfUnreadable as exc:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragd.extract.pdf_pages import open_pdf, render_page
-from ragd.extract.text_layout import OcrWord, ocr_boxes
+from ragd.extract.text_layout import MAX_DOCUMENT_BOXES, OcrWord, ocr_boxes
 from ragd.types import PageSpan, TextBox
 
 logger = logging.getLogger(__name__)
@@ -73,6 +73,8 @@ def scan_boxes(text: str, spans: Sequence[PageSpan], scans: Sequence[ScannedPage
     """The word boxes of an OCRed document's ``text`` (its pages' texts joined, with their spans)."""
     boxes: list[TextBox] = []
     for span in spans:
+        if len(boxes) >= MAX_DOCUMENT_BOXES:
+            break
         if 0 <= span.page < len(scans) and scans[span.page].words:
             boxes.extend(
                 ocr_boxes(span.page, span.start, text[span.start : span.end], scans[span.page].words)

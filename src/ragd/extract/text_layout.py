@@ -33,6 +33,9 @@ BoxOf = Callable[[int], Box | None]
 #: the page (0-based) of the layout engine's character ``k``
 PageOf = Callable[[int], int]
 
+#: word boxes a document keeps at most (about 220 bytes each; a 300-page 10-K has 200,000): pages
+#: past it get none, so a 20-million-character document costs ~110 MB of boxes, not a gigabyte
+MAX_DOCUMENT_BOXES = 500_000
 #: how far (glyphs) a resynchronisation looks ahead for the text's next characters
 WINDOW = 4096
 #: characters of the text that must agree for a resynchronisation to count
