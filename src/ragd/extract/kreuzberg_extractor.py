@@ -3,7 +3,8 @@
 How each kind is read (measured on ../shared/documents, see tests/extract):
 
 * PDF: plain text page by page (kreuzberg's Markdown mode garbles words), cleaned
-  and joined with exact 0-based page spans (:mod:`ragd.extract.paged_text`).  A PDF
+  and joined with exact 0-based page spans (:mod:`ragd.extract.paged_text`); tables drawn
+  with rules become Markdown tables (:mod:`ragd.extract.pdf_tables`).  A PDF
   whose text layer is negligible but which holds images is a scan: it is OCRed page
   by page when ``ocr == "auto"`` and Tesseract is installed, else
   :class:`OcrUnavailable` says how to enable OCR.  Every word gets its box on its page
@@ -61,6 +62,7 @@ from ragd.extract.office_pdf import OFFICE_KINDS
 from ragd.extract.paged_text import clean_page_text, has_images, is_negligible, join_pages
 from ragd.extract.pdf_layout import text_boxes
 from ragd.extract.pdf_pages import PdfUnreadable, page_count
+from ragd.extract.pdf_tables import with_tables
 from ragd.extract.pptx_notes import read_speaker_notes, with_notes
 from ragd.extract.scan_layout import ScannedPage, render_for_ocr, scan_boxes, scanned_page
 from ragd.settings import ExtractSettings
@@ -116,7 +118,7 @@ class KreuzbergExtractor:
     def _pdf(self, call: _Call, data: bytes) -> Document:
         pages_config = kreuzberg.PageConfig(extract_pages=True)
         result = self._run(call, data, self._config(call, "plain", pages=pages_config))
-        page_texts = [clean_page_text(page["content"]) for page in result.pages or []]
+        page_texts = with_tables(data, [clean_page_text(page["content"]) for page in result.pages or []])
         text, spans = join_pages(page_texts)
         meta = {**_meta(result, FileKind.PDF), "page_count": len(page_texts)}
         if not is_negligible(text, len(page_texts)) or not has_images(data):
