@@ -117,3 +117,46 @@ def test_row_like_lines_inside_a_code_fence_are_not_a_table(whitespace: Whitespa
     chunks = setup.build().chunk(Document(text=text, extractor="test"))
     assert all(c.headers == () for c in chunks)
     assert any(text[c.start - 1] != "\n" for c in chunks[1:]), "code is cut by tokens, not between rows"
+
+
+PROSE = " ".join(f"Sentence {i} of the report says what the quarter brought." for i in range(16)) + "\n\n"
+LEAD_IN = "Orders by city:\n\n"
+
+
+def test_a_token_chunk_ends_before_a_table_that_would_not_fit_and_its_title_goes_with_it(
+    minilm: MiniLmCounter,
+) -> None:
+    text = PROSE + LEAD_IN + csv_table(8) + "\nThe end.\n"
+    setup = Setup(ChunkStrategy.TOKEN, minilm, max_tokens=256)
+    document = Document(text=text, extractor="test")
+    chunks = setup.build().chunk(document)
+    check_invariants(setup, document, chunks)
+    holding = [c for c in chunks if HEADER in c.text]
+    assert len(holding) == 1
+    table = holding[0]
+    assert table.text.startswith(LEAD_IN.strip()), "the table's title starts its chunk"
+    assert all(line in table.text for line in csv_table(8).strip().split("\n")), "the whole table"
+    assert chunks[table.split_id - 1].end <= table.start, "no overlap into the table"
+
+
+def test_a_long_table_after_prose_starts_a_chunk_of_its_own(minilm: MiniLmCounter) -> None:
+    text = PROSE + LEAD_IN + csv_table(200)
+    setup = Setup(ChunkStrategy.TOKEN, minilm, max_tokens=256)
+    document = Document(text=text, extractor="test")
+    chunks = setup.build().chunk(document)
+    check_invariants(setup, document, chunks)
+    assert "|" not in chunks[0].text, "the prose's chunk holds none of the table"
+    assert chunks[1].text.startswith(LEAD_IN.strip() + "\n\n" + HEADER)
+    assert_rows_whole(chunks, row_spans(text))
+    assert_header_everywhere(chunks, len(PROSE))
+
+
+def test_a_table_right_after_a_short_paragraph_is_cut_between_rows_in_its_first_chunk(
+    minilm: MiniLmCounter,
+) -> None:
+    """Ending the first chunk before the table would leave it less than half full."""
+    text = "A short note.\n\n" + csv_table(200)
+    setup = Setup(ChunkStrategy.TOKEN, minilm, max_tokens=256)
+    chunks = setup.build().chunk(Document(text=text, extractor="test"))
+    assert chunks[0].text.startswith("A short note.\n\n" + HEADER)
+    assert chunks[0].text.count("\n| ") > 5
