@@ -4,11 +4,6 @@ Chunks hold at most ``size`` tokens (less the breadcrumb's tokens) and start
 at a word; the next chunk repeats up to ``overlap`` tokens of the previous
 one.  Inside a Markdown table chunks start only at a row, and a chunk
 starting inside a table carries the table's header row as its breadcrumb.
-A chunk that would end inside a table starting in it ends before the table
-(and its title or caption: a short paragraph right above it) when it is more
-than half full already; the next chunk starts there, without overlap.  So a
-table that fits in a chunk is not cut, and a long one starts a chunk with its
-header (version 2; version 1 filled every chunk and cut tables anywhere).
 """
 
 from __future__ import annotations
@@ -23,7 +18,7 @@ from ragd.types import Chunk, Document
 
 logger = logging.getLogger(__name__)
 
-ALGORITHM_VERSION = 2
+ALGORITHM_VERSION = 1
 
 
 class TokenChunker:
@@ -38,13 +33,7 @@ class TokenChunker:
     def chunk(self, document: Document) -> list[Chunk]:
         ctx = DocContext(document.text, self._window)
         drafts = pack_tokens(
-            ctx,
-            0,
-            len(document.text),
-            size=self.size,
-            overlap=self.overlap,
-            headers_at=ctx.table_headers_at,
-            before_tables=True,
+            ctx, 0, len(document.text), size=self.size, overlap=self.overlap, headers_at=ctx.table_headers_at
         )
         chunks = assemble(document, ctx, drafts, ctx.table_headers_at)
         logger.debug("token chunker: %d tokens into %d chunks", len(ctx.tokens), len(chunks))
