@@ -140,7 +140,8 @@ def test_a_files_chunks_page_by_page_and_around_a_hit(acme: dict[str, Api], riva
     total = everything["total"]
     assert total >= 5
     assert [c["split_id"] for c in everything["chunks"]] == list(range(total))
-    assert set(everything["chunks"][0]) == {"id", "split_id", "content", "page", "headers"}
+    assert set(everything["chunks"][0]) == {"id", "split_id", "content", "page", "headers", "page_image"}
+    assert everything["chunks"][0]["page_image"] is None  # Markdown has no pages to draw
     page = reader.ok("GET", path, params={"offset": 1, "limit": 2})
     assert [c["split_id"] for c in page["chunks"]] == [1, 2]
     assert page["total"] == total
