@@ -12,6 +12,8 @@ import zlib
 from dataclasses import dataclass, field
 
 from PIL import Image
+from tests.extract.builders import write_pdf
+from tests.support.vision_docs import pdf_stream
 
 PAGE = (595, 842)
 MARGIN = 72
@@ -36,20 +38,11 @@ def _string(text: str) -> bytes:
 
 
 def _stream(data: bytes, extra: str = "") -> bytes:
-    return f"<< /Length {len(data)}{extra} >>\nstream\n".encode() + data + b"\nendstream"
+    return pdf_stream(data, extra)
 
 
 def _write(objects: list[bytes]) -> bytes:
-    out = bytearray(b"%PDF-1.5\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    return write_pdf(objects, version="1.5")
 
 
 def _image_object(figure: Figure) -> bytes:

@@ -50,8 +50,9 @@ def _text_stream(text: str) -> bytes:
     return b"BT /F1 12 Tf 72 720 Td 14 TL " + shown + b" ET"
 
 
-def _write_pdf(objects: list[bytes], trailer_extra: str = "") -> bytes:
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+def write_pdf(objects: list[bytes], trailer_extra: str = "", *, version: str = "1.4") -> bytes:
+    """A PDF from its numbered objects (1: the catalog), with a cross-reference table."""
+    out = bytearray(f"%PDF-{version}\n".encode() + b"%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
         offsets.append(len(out))
@@ -95,7 +96,7 @@ def build_pdf(pages: list[str], user_password: str | None = None) -> bytes:
     if user_password is not None and key is not None:
         objects.append(_encrypt_dict(user_password, key))
         trailer += f" /Encrypt {len(objects)} 0 R"
-    return _write_pdf(objects, trailer)
+    return write_pdf(objects, trailer)
 
 
 def _rc4_key(user_password: str, file_id: bytes) -> bytes:
@@ -138,7 +139,7 @@ def build_image_pdf(images: list[tuple[int, int, int, bytes]]) -> bytes:
         )
         objects.append(_stream(data, image))
     objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>".encode()
-    return _write_pdf(objects)
+    return write_pdf(objects)
 
 
 def blank_image(width: int = 200, height: int = 260, grey: int = 235) -> tuple[int, int, int, bytes]:

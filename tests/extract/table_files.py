@@ -13,10 +13,10 @@ from tests.extract.builders import (
     _pdf_string,
     _relationships,
     _stream,
-    _write_pdf,
     _zip,
     build_docx,
     build_xlsx,
+    write_pdf,
 )
 
 #: a cell covered by the merged cell to its left
@@ -72,7 +72,7 @@ def table_pdf(pages: list[Page]) -> bytes:
         )
         objects.append(_stream(_content(page)))
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    return _write_pdf(objects)
+    return write_pdf(objects)
 
 
 def _content(page: Page) -> bytes:

@@ -31,6 +31,7 @@ from xml.sax.saxutils import escape
 from PIL import Image, ImageDraw, ImageFont
 
 from ragd.vision.figures import encode_png
+from tests.extract.builders import write_pdf
 
 EMU_PER_INCH = 914_400
 EMU_PER_PT = 12_700
@@ -444,16 +445,7 @@ _LOGO_RECT = (520, 730, 40, 40)
 
 def pdf_bytes(objects: list[bytes]) -> bytes:
     """A PDF from its numbered objects (1: the catalog), with a cross-reference table."""
-    out = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    return write_pdf(objects, version="1.7")
 
 
 def pdf_stream(data: bytes, extra: str = "") -> bytes:
