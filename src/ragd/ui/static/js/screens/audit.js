@@ -108,6 +108,11 @@ export async function render(main, ctx) {
   const load = async () => {
     const mine = ++latest;
     error.hidden = true;
+    // until this page answers, the caption and the pager belong to no page: a click on Older
+    // meanwhile would follow the cursor of the page being replaced (another filter's)
+    status.textContent = "Loading…";
+    newer.disabled = true;
+    older.disabled = true;
     const params = filters();
     const cursor = cursors[cursors.length - 1];
     if (cursor !== null) params.set("cursor", String(cursor));
