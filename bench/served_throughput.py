@@ -12,12 +12,14 @@ loopback (default settings and any ``--set``, for the server and the in-process 
 in the shell are ignored; hybrid, k=5, one collection per query, 5,000 distinct queries):
 
 * one client, one request at a time: p50 / p99;
-* ``--clients`` concurrent clients for ``--seconds``: requests per second, p50 / p99, errors;
+* ``--clients`` concurrent clients for ``--seconds``: requests per second, p50 / p99, errors, and
+  the server's CPU meanwhile (cores busy, and milliseconds a request, from ``/proc``);
 * the same ``--clients`` run with every client repeating queries from a pool of 50 (the cache);
 * the distinct run again with httpx clients (what the load generator itself costs the cores);
 
 and last, in this process after the server has stopped, the same queries through the search
-pipeline (``Services.pipeline.run``): the in-process p50 and the served/in-process ratio, then
+pipeline (``Services.pipeline.run``, the start-up heap frozen as the server freezes its own): the
+in-process p50 and the served/in-process ratio, then
 ``--clients`` concurrent tasks over the distinct queries for ``--seconds``: the in-process rate,
 and the served distinct run's rate as a ratio to it.
 The load generator shares the machine's cores with the server, as any loopback test does: the
@@ -48,6 +50,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from tests.support.processes import free_port, ragd, wait_ready  # noqa: E402
 
 from ragd.bootstrap import open_services  # noqa: E402
+from ragd.bootstrap.heap import freeze_startup_heap  # noqa: E402
 from ragd.retrieve.pipeline import PipelineRequest  # noqa: E402
 from ragd.settings import Settings  # noqa: E402
 from ragd.types import PointFilter, StoredChunk  # noqa: E402
@@ -224,6 +227,7 @@ async def in_process(
     """The p50 of ``bodies`` one after another, then ``clients`` concurrent loops over ``many`` for
     ``seconds`` (the served distinct run's searches without HTTP): its rate and latencies."""
     async with open_services(Settings(data_dir=data_dir)) as services:
+        freeze_startup_heap()  # as ``ragd serve`` does once ready: the same process tuning
         for body in bodies[-20:]:  # warm-up (queries not timed below)
             await services.pipeline.run(_request(body))
         times = []
@@ -246,6 +250,15 @@ async def in_process(
         began = time.perf_counter()
         await asyncio.gather(*(one_client(c) for c in range(clients)))
         return statistics.median(times), summary(latencies, time.perf_counter() - began, 0)
+
+
+def server_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far; -1 where /proc is missing."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return -1.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _request(body: dict[str, object]) -> PipelineRequest:
@@ -290,7 +303,9 @@ def main() -> int:
         wait_ready(proc, url, output=log_path.read_text)
         asyncio.run(load(url, bodies[:50], 4, 3.0))  # warm-up
         single = asyncio.run(load_n(url, bodies, args.single))
+        cpu_before, began = server_cpu_s(proc.pid), time.perf_counter()
         many = asyncio.run(load_raw(url, bodies, args.clients, args.seconds))
+        cpu_used, wall = server_cpu_s(proc.pid) - cpu_before, time.perf_counter() - began
         cached = asyncio.run(load_raw(url, repeated, args.clients, args.seconds / 2))
         with_httpx = asyncio.run(load(url, bodies[::-1], args.clients, args.seconds))
     finally:
@@ -315,6 +330,11 @@ def main() -> int:
         print(
             f"{args.clients} clients, {name}: {r['rps']:.0f} req/s, p50 {r['p50']:.1f} ms, "
             f"p99 {r['p99']:.1f} ms, {r['errors']:.0f} errors / {r['requests']:.0f}"
+        )
+    if cpu_used >= 0:
+        print(
+            f"server CPU in the distinct run: {cpu_used / wall:.2f} cores, "
+            f"{cpu_used / many['requests'] * 1000:.2f} ms a request"
         )
     print(f"in process (pipeline.run): p50 {inproc:.2f} ms; one served client / in process: "
           f"{single['p50'] / inproc:.2f}")  # fmt: skip

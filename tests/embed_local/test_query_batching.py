@@ -23,7 +23,7 @@ QUERIES = [
 async def test_batched_queries_get_the_vectors_they_get_alone(make_embedder: Make) -> None:
     embedder = make_embedder(query_cache=0)
     alone = [await asyncio.to_thread(embedder.embed_query_now, q) for q in QUERIES]
-    real = embedder._embed_batch
+    real = embedder._embed_queries
     sizes: list[int] = []
 
     def counted(texts: list[str]) -> list[Any]:

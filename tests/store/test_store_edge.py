@@ -302,3 +302,39 @@ def test_the_engine_search_pool_has_one_thread_per_cpu(tmp_path: Path, asked: in
     )
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.strip().splitlines()[-1]) == expected
+
+
+async def test_a_search_runs_on_the_event_loop_s_thread_and_writes_on_the_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine holds the GIL while it searches: a worker thread would only add hand-offs
+    (docs/benchmarks.md, "Served throughput").  Writes stay off the loop."""
+    import threading
+
+    from ragd.store import edge_store
+
+    threads: dict[str, int] = {}
+    real_search, real_engine = edge_store._search, edge_store._engine
+
+    def search(*args: object) -> object:
+        threads["search"] = threading.get_ident()
+        return real_search(*args)  # type: ignore[arg-type]
+
+    def engine(fn: object, what: str) -> object:
+        threads.setdefault(what, threading.get_ident())
+        return real_engine(fn, what)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(edge_store, "_search", search)
+    monkeypatch.setattr(edge_store, "_engine", engine)
+    data = corpus(files_per_collection=2, chunks_per_file=3)
+    store = EdgeStore(tmp_path)
+    await store.open(manifest())
+    try:
+        await store.upsert(data.chunks)
+        hits = await store.search(StoreQuery(PointFilter(), 3, dense=data.centers[0], prefetch_limit=3))
+    finally:
+        await store.close()
+    assert len(hits) == 3
+    loop_thread = threading.get_ident()
+    assert threads["search"] == loop_thread
+    assert threads["upsert"] != loop_thread

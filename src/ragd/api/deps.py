@@ -23,11 +23,11 @@ log = logging.getLogger(__name__)
 MULTIPART_OVERHEAD = 256 * 1024
 
 
-def services(request: Request) -> Services:
+async def services(request: Request) -> Services:
     return request.app.state.ragd.ready_services()  # type: ignore[no-any-return]
 
 
-def metrics(request: Request) -> Metrics:
+async def metrics(request: Request) -> Metrics:
     return request.app.state.ragd.metrics  # type: ignore[no-any-return]
 
 

@@ -540,6 +540,7 @@ def _serve_app(api: Any, settings: Settings) -> None:
     import uvicorn
 
     from ragd.api.slow_clients import server_config
+    from ragd.bootstrap.heap import freeze_startup_heap
 
     server = settings.server
     if server.api_key is None:
@@ -550,8 +551,14 @@ def _serve_app(api: Any, settings: Settings) -> None:
     runner = uvicorn.Server(server_config(api, server, log_config=None))  # with slow-client bounds
     state = api.state.ragd
     state.on_fatal = lambda _exc: setattr(runner, "should_exit", True)  # stop serving: nothing can work
-    # once the index is open, say where this server listens, for the CLI (ragd.cli.held)
-    state.on_ready = lambda: _record(settings, server_url(server.host, server.port))
+    # once the index is open, say where this server listens, for the CLI (ragd.cli.held), and take
+    # the start-up heap out of the garbage collector's scans (ragd.bootstrap.heap)
+
+    def ready() -> None:
+        _record(settings, server_url(server.host, server.port))
+        freeze_startup_heap()
+
+    state.on_ready = ready
     state.on_stopping = lambda: remove_record(settings.data_dir)
     try:
         runner.run()

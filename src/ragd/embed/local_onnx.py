@@ -97,7 +97,7 @@ class OnnxDenseEmbedder:
         self._query_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragd-query")
         self._query_turn = threading.Lock()
         self._query_cache = QueryCache(query_cache)
-        self._query_batcher = QueryBatcher(self._embed_batch, self._query_executor, max_batch=query_batch)
+        self._query_batcher = QueryBatcher(self._embed_queries, self._query_executor, max_batch=query_batch)
         self._alone = 0  # queries embedded on a search's own thread right now (embed_query_now)
         self._alone_lock = threading.Lock()
         self._queue: LengthQueue[tuple[_Call, int]] = LengthQueue(batch_size, max_batch_tokens)
@@ -216,22 +216,14 @@ class OnnxDenseEmbedder:
             self._alone -= 1
 
     def _embed_queries(self, texts: list[str]) -> list[DenseVector]:
-        """A lone query's model call: the latency session (every core), one call at a time."""
+        """Queries' model call, a lone one or a batch of concurrent ones: on the query session
+        (every core, never queued behind an ingest's batches), one call at a time.  A batch used
+        to run on one thread of the document session, to leave the other core to the searches;
+        with neither session spinning, every core measured 330 against 297 req/s served at 20
+        clients (docs/benchmarks.md, "Served throughput")."""
         with self._query_turn:
             ids = self._tokenize([self.spec.query_prefix + text for text in texts])
             matrix = self._encoder.encode(self._tokenizer.pad(ids), query=True)
-        return [self._query_cache.put(text, np.array(row)) for text, row in zip(texts, matrix, strict=True)]
-
-    def _embed_batch(self, texts: list[str]) -> list[DenseVector]:
-        """A batch of concurrent queries: on one thread of the document session (run beside the
-        ingest lanes, never queued behind them; a batch of one runs on the latency session), which leaves the
-        other core to the searches and the HTTP work of the requests it serves (measured: 246
-        req/s at 20 clients, against 219 with the batch spinning on every core); one model call
-        at a time."""
-        with self._query_turn:
-            ids = self._tokenize([self.spec.query_prefix + text for text in texts])
-            # one query alone (the model was idle) keeps the latency session: never behind ingest
-            matrix = self._encoder.encode(self._tokenizer.pad(ids), query=len(texts) == 1)
         return [self._query_cache.put(text, np.array(row)) for text, row in zip(texts, matrix, strict=True)]
 
     async def embed_documents(self, texts: Sequence[str]) -> list[DenseVector]:

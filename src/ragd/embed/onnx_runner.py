@@ -61,7 +61,7 @@ class OnnxEncoder:
         self.built = built
 
     def encode(self, batch: ModelInputs, *, query: bool = False) -> Matrix:
-        """Vectors for ``batch``; ``query`` runs on the latency session (spinning threads)."""
+        """Vectors for ``batch``; ``query`` runs on the query session (see :func:`open_encoder`)."""
         feed = {name: array for name, array in batch.as_feed().items() if name in self._inputs}
         session = self._latency_session() if query else self._session
         try:
@@ -98,18 +98,20 @@ def normalise(matrix: Matrix) -> Matrix:
     return np.asarray(matrix / norms, dtype=np.float32)
 
 
-def session_options(threads: int, *, spinning: bool = False) -> ort.SessionOptions:
+def session_options(threads: int) -> ort.SessionOptions:
     """``threads`` intra-op threads that sleep between runs instead of spin-waiting.
 
     Spinning workers would steal the cores the event loop and the store need; on a busy
-    2-core machine turning it off measured 3.2 -> 4.3 chunks/s, never slower.  Queries
-    run on a second session that does spin: a one-query run is short, and spinning
-    saves the workers' wake-up (3.6 -> 3.1 ms per query here).
+    2-core machine turning it off measured 3.2 -> 4.3 chunks/s, never slower.  The query
+    session does not spin either: spinning saves a lone query the workers' wake-up (1.85 ->
+    1.23 ms of model time), but after every run the workers spin on, on the core the GIL
+    holder needs; served search at 20 clients measured 217 -> 293 req/s without it, and the
+    one-client p50 the same (5.36 ms; docs/benchmarks.md, "Served throughput").
     """
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
@@ -127,9 +129,10 @@ def open_encoder(
 ) -> OnnxEncoder:
     """An encoder for ``folder``: its own ONNX export if it has one, else the cached (or new) graph.
 
-    Two sessions share the file: batches run on one with ``batch_threads`` sleeping workers (it may
-    be called from several lanes at once: ``run`` is thread-safe), queries on one with
-    ``query_threads`` spinning workers (see :func:`session_options`).  With ``precision="int8"``
+    Two sessions share the file: documents' batches run on one with ``batch_threads`` workers (it
+    may be called from several lanes at once: ``run`` is thread-safe), queries on one with
+    ``query_threads`` workers, so a search's query never waits behind an ingest's batch (neither
+    spins: see :func:`session_options`).  With ``precision="int8"``
     the sessions run the graph's int8 quantisation (:mod:`ragd.embed.quantize`), made once from
     ``calibration`` and cached beside it.
     """
@@ -162,7 +165,7 @@ def open_encoder(
         if built:
             build_graph_file(folder, path, key)
     session = session or _session(path, options)
-    query_session = functools.partial(_session, path, session_options(query_threads, spinning=True))
+    query_session = functools.partial(_session, path, session_options(query_threads))
     logger.info(
         "loaded %s graph %s in %.2f s", "new" if built else "cached", path.name, time.perf_counter() - started
     )

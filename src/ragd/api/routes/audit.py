@@ -30,7 +30,7 @@ Text = Annotated[str | None, Query(max_length=200)]
 Seq = Annotated[int | None, Query(ge=0)]
 
 
-def _query(
+async def _query(
     tenant: Text = None, actor: Text = None, action: Text = None, since: Text = None, until: Text = None
 ) -> AuditQuery:
     """The filters both routes take, as query parameters."""

@@ -64,7 +64,7 @@ async def _record(svc: Services, file_id: str, outcome: AuditOutcome, detail: di
         )
 
 
-def _inspection_enabled(request: Request) -> None:
+async def _inspection_enabled(request: Request) -> None:
     if not request.app.state.ragd.settings.server.inspection_enabled:
         raise HTTPException(status_code=404, detail="Not Found")
 
