@@ -1,13 +1,15 @@
 """What building an index with sparse groups costs in memory: peak anonymous and file-backed RSS.
 
     python bench/sparse_group_build.py [--points 100000] [--groups 0 16 64] [--optimize-every K ...]
+                                       [--reopen]
 
 Each configuration builds a fresh index in its own child process (the chunks of
 ``search_latency.py``: synthetic chunk-like dense vectors, on disk, and the real BM25 of 40-word
 texts in 50 collections), in batches of 2,048 through ``EdgeStore.upsert``, optimising every
-``K`` chunks written (0: once, at the end, as ``ragd ingest`` does).  The parent samples the child's
-``/proc/<pid>/status`` every 50 ms: the engine holds the GIL while it writes and optimises, so a
-thread of the child could not.  Reported per configuration: build seconds, the peak of the
+``K`` chunks written (0: once, at the end, as ``ragd ingest`` does; ``--reopen``: the shard closed
+and opened again after each of those optimisations, which unmaps its segments).  The parent
+samples the child's ``/proc/<pid>/status`` every 50 ms: the engine holds the GIL while it writes
+and optimises, so a thread of the child could not.  Reported per configuration: build seconds, the peak of the
 child's resident memory (``VmHWM``), and the peaks of its anonymous memory (``RssAnon``) and of its
 file-backed memory (``RssFile``: the engine's memory-mapped storages; the kernel may write back and
 drop these pages, but they count in RSS).  The synthetic corpus itself holds 1.5 KB a chunk of
@@ -41,16 +43,15 @@ from store_latency import MANIFEST, make_corpus  # noqa: E402
 BATCH = 2048
 
 
-async def build(where: Path, points: int, groups: int, every: int) -> None:
+async def build(where: Path, points: int, groups: int, every: int, reopen: bool = False) -> None:
     """The child's work: build ``points`` chunks in ``groups`` sparse groups under ``where``."""
     sparse = Bm25SparseEmbedder(SparseSettings().language)
     store = EdgeStore(where / "index", "bench", tuning=IndexTuning(dense_on_disk=True))
     manifest = MANIFEST
-    await store.open(
-        IndexManifest(
-            manifest.dense_model, 384, "", "", sparse.name, manifest.chunker_version, sparse_groups=groups
-        )
+    store_manifest = IndexManifest(
+        manifest.dense_model, 384, "", "", sparse.name, manifest.chunker_version, sparse_groups=groups
     )
+    await store.open(store_manifest)
     corpus = make_corpus(points, 50, 200, 1, "lowrank")
     words = texts(points, vocabulary(), 1)
     print("ready", flush=True)
@@ -74,6 +75,9 @@ async def build(where: Path, points: int, groups: int, every: int) -> None:
         if every and written >= every:
             await store.optimize()
             written = 0
+            if reopen:  # unmapping drops the segments' touched pages from this process
+                await store.close()
+                await store.open(store_manifest)
     await store.optimize()
     print(f"built {time.perf_counter() - started:.1f}", flush=True)
     await store.close()
@@ -87,13 +91,22 @@ def _status_kb(pid: int) -> dict[str, int]:
     return {m[1]: int(m[2]) for m in re.finditer(r"^(RssAnon|RssFile|VmHWM):\s+(\d+) kB", text, re.M)}
 
 
-def measure(points: int, groups: int, every: int) -> dict[str, float]:
+def measure(points: int, groups: int, every: int, reopen: bool) -> dict[str, float]:
     """One configuration in a child process, sampled from here."""
     peaks = {"RssAnon": 0, "RssFile": 0, "VmHWM": 0}
     seconds = float("nan")
     with tempfile.TemporaryDirectory(prefix="ragd-groups-") as tmp:
         child = subprocess.Popen(
-            [sys.executable, __file__, "--child", tmp, str(points), str(groups), str(every)],
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                tmp,
+                str(points),
+                str(groups),
+                str(every),
+                str(int(reopen)),
+            ],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -117,18 +130,21 @@ def main() -> int:
     parser.add_argument("--points", type=int, default=100_000)
     parser.add_argument("--groups", type=int, nargs="+", default=[0, 16, 64])
     parser.add_argument("--optimize-every", type=int, nargs="+", default=[0], metavar="K")
-    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--reopen", action="store_true", help="close and reopen the shard after each optimize but the last"
+    )
+    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        where, points, groups, every = args.child
-        asyncio.run(build(Path(where), int(points), int(groups), int(every)))
+        where, points, groups, every, reopen = args.child
+        asyncio.run(build(Path(where), int(points), int(groups), int(every), reopen == "1"))
         return 0
     print(f"{args.points} chunks in 50 collections, dense vectors on disk")
     print("| sparse groups | optimize every | build | peak RSS | peak anonymous | peak file-backed |")
     print("|---|---|---|---|---|---|")
     for groups in args.groups:
         for every in args.optimize_every:
-            r = measure(args.points, groups, every)
+            r = measure(args.points, groups, every, args.reopen)
             print(
                 f"| {groups} | {every or 'end'} | {r['seconds']:.0f} s | {r['VmHWM']:,.0f} MB "
                 f"| {r['RssAnon']:,.0f} MB | {r['RssFile']:,.0f} MB |",
