@@ -46,7 +46,7 @@ from ragd.settings import EmbeddingSettings, RetrievalSettings, SparseSettings
 from ragd.store.edge_store import EdgeStore
 from ragd.store.tuning import IndexTuning
 from ragd.types import IndexManifest, PointFilter, SearchMode, StoredChunk, StoreQuery
-from store_latency import MANIFEST, make_corpus
+from store_latency import MANIFEST, Corpus, make_corpus
 
 REPO = Path(__file__).resolve().parents[1]
 WORD = re.compile(r"[a-z]{3,}")
@@ -82,6 +82,25 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
 
 
+def chunk_batch(
+    corpus: Corpus, words: list[str], sparse: Bm25SparseEmbedder, start: int, size: int
+) -> list[StoredChunk]:
+    """Chunks ``start`` to ``start + size`` of ``corpus``: its dense vectors and tenants, the BM25
+    of ``words``."""
+    batch = words[start : start + size]
+    vectors = sparse.embed_documents(batch)
+    return [
+        StoredChunk(
+            id=str(uuid.UUID(int=start + i + 1)),
+            content=text,
+            meta={"collection_name": f"t{corpus.tenant[start + i]}", "file_id": f"f{start + i}"},
+            dense=corpus.dense[start + i],
+            sparse=vectors[i],
+        )
+        for i, text in enumerate(batch)
+    ]
+
+
 async def build(
     store: EdgeStore, n: int, sparse: Bm25SparseEmbedder, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -89,20 +108,7 @@ async def build(
     words = texts(n, vocabulary(), seed)
     started = time.perf_counter()
     for start in range(0, n, 2048):
-        batch = words[start : start + 2048]
-        vectors = sparse.embed_documents(batch)
-        await store.upsert(
-            [
-                StoredChunk(
-                    id=str(uuid.UUID(int=start + i + 1)),
-                    content=text,
-                    meta={"collection_name": f"t{corpus.tenant[start + i]}", "file_id": f"f{start + i}"},
-                    dense=corpus.dense[start + i],
-                    sparse=vectors[i],
-                )
-                for i, text in enumerate(batch)
-            ]
-        )
+        await store.upsert(chunk_batch(corpus, words, sparse, start, 2048))
     await store.optimize()
     print(f"indexed {n} chunks in {time.perf_counter() - started:.0f} s; resident memory {rss_mb():.0f} MB")
     return corpus.dense, corpus.tenant

@@ -25,7 +25,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,8 +35,8 @@ from ragd.embed.bm25 import Bm25SparseEmbedder  # noqa: E402
 from ragd.settings import SparseSettings  # noqa: E402
 from ragd.store.edge_store import EdgeStore  # noqa: E402
 from ragd.store.tuning import IndexTuning  # noqa: E402
-from ragd.types import IndexManifest, StoredChunk  # noqa: E402
-from search_latency import texts, vocabulary  # noqa: E402
+from ragd.types import IndexManifest  # noqa: E402
+from search_latency import chunk_batch, texts, vocabulary  # noqa: E402
 from store_latency import MANIFEST, make_corpus  # noqa: E402
 
 BATCH = 2048
@@ -57,20 +56,8 @@ async def build(where: Path, points: int, groups: int, every: int, reopen: bool 
     print("ready", flush=True)
     started, written = time.perf_counter(), 0
     for start in range(0, points, BATCH):
-        batch = words[start : start + BATCH]
-        vectors = sparse.embed_documents(batch)
-        await store.upsert(
-            [
-                StoredChunk(
-                    id=str(uuid.UUID(int=start + i + 1)),
-                    content=text,
-                    meta={"collection_name": f"t{corpus.tenant[start + i]}", "file_id": f"f{start + i}"},
-                    dense=corpus.dense[start + i],
-                    sparse=vectors[i],
-                )
-                for i, text in enumerate(batch)
-            ]
-        )
+        batch = chunk_batch(corpus, words, sparse, start, BATCH)
+        await store.upsert(batch)
         written += len(batch)
         if every and written >= every:
             await store.optimize()
