@@ -26,7 +26,7 @@ from ragd.ingest.ids import chunk_id, sha256_hex
 from ragd.settings import ChatSettings, LlmSettings, QueryGenerationSettings, Settings
 from tests.api.conftest import ALPHA, AUTH, BETA, GAMMA, KEY, ingest_over_http, service_settings
 from tests.support.live_server import LiveServer
-from tests.support.scripted_http import Reply, ScriptedServer
+from tests.support.scripted_http import Reply, ScriptedServer, chunk_event
 
 UPSTREAM_KEY = "sk-upstream-not-ragds-key"
 CHAT = "/v1/chat/completions"
@@ -69,16 +69,6 @@ def completion(content: str | None, tool_calls: list[dict[str, Any]] | None = No
 
 def tool_call(call_id: str, name: str, **arguments: str) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
-
-
-def chunk_event(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-up",
-        "object": "chat.completion.chunk",
-        "created": 1700000000,
-        "model": "up-model",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
 
 
 def streamed(*parts: str, usage: bool = True) -> Reply:

@@ -22,9 +22,12 @@ from ragd.kb.worker import Worker
 from ragd.kb_types import Job
 from ragd.settings import (
     CatalogSettings,
+    ChatSettings,
     CrawlSettings,
     EmbeddingSettings,
     ExtractSettings,
+    LlmSettings,
+    QueryGenerationSettings,
     ServerSettings,
     Settings,
     WorkerSettings,
@@ -45,6 +48,20 @@ def kb_settings(data_dir: Path, model_cache: Path, catalog_url: str | None, **ov
         worker=WorkerSettings(poll_s=0.1, lease_s=5, backoff_s=0.2, debounce_ms=150),
         crawl=CrawlSettings(delay_s=0.0, allow_private=True),
         **overrides,
+    )
+
+
+def chat_kb_settings(data_dir: Path, model_cache: Path, upstream_url: str) -> Settings:
+    """:func:`kb_settings` with the chat proxy answering through a scripted upstream at
+    ``upstream_url`` (model ``up-model``; no query generation, no retries: each scripted reply
+    answers one question)."""
+    return kb_settings(
+        data_dir,
+        model_cache,
+        None,
+        llm=LlmSettings(base_url=f"{upstream_url}/v1", model="up-model"),  # type: ignore[call-arg]
+        query_generation=QueryGenerationSettings(enabled=False),  # type: ignore[call-arg]
+        chat=ChatSettings(retries=0, timeout_s=10),  # type: ignore[call-arg]
     )
 
 

@@ -22,15 +22,12 @@ from PIL import Image
 
 from ragd.api.app import create_app
 from ragd.settings import (
-    ChatSettings,
     ExtractSettings,
-    LlmSettings,
     PagesSettings,
-    QueryGenerationSettings,
 )
 from tests.api.test_chat_proxy import CHAT, completion
 from tests.extract.builders import build_docx
-from tests.kb.conftest import SERVICE_KEY, Api, kb_settings, new_tenant
+from tests.kb.conftest import SERVICE_KEY, Api, chat_kb_settings, kb_settings, new_tenant
 from tests.support.live_server import LiveServer
 from tests.support.page_pdfs import text_pdf
 from tests.support.scripted_http import ScriptedServer
@@ -76,15 +73,7 @@ def server(
     tmp_path_factory: pytest.TempPathFactory, model_cache: Path, upstream: ScriptedServer
 ) -> Iterator[LiveServer]:
     data_dir = tmp_path_factory.mktemp("pages") / "data"
-    settings = kb_settings(
-        data_dir,
-        model_cache,
-        None,
-        llm=LlmSettings(base_url=f"{upstream.url}/v1", model="up-model"),  # type: ignore[call-arg]
-        query_generation=QueryGenerationSettings(enabled=False),  # type: ignore[call-arg]
-        chat=ChatSettings(retries=0, timeout_s=10),  # type: ignore[call-arg]
-    )
-    settings = settings.model_copy(
+    settings = chat_kb_settings(data_dir, model_cache, upstream.url).model_copy(
         update={
             "extract": ExtractSettings(max_file_bytes=400_000, office_converter="off"),
             "pages": PagesSettings(max_pixels=MAX_PIXELS, cache_mb=64, public_url="https://rag.example.org"),

@@ -386,6 +386,17 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
 
 
+def chunk_event(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    """One OpenAI ``chat.completion.chunk`` of a scripted upstream's stream (model ``up-model``)."""
+    return {
+        "id": "chatcmpl-up",
+        "object": "chat.completion.chunk",
+        "created": 1700000000,
+        "model": "up-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
 @pytest.fixture
 def scripted_server() -> Iterator[ScriptedServer]:
     """A started :class:`ScriptedServer`, closed after the test."""

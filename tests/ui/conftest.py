@@ -14,6 +14,7 @@ README's pictures) or the test's tmp dir, and checks each is a real PNG.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
@@ -24,7 +25,7 @@ from typing import Any
 import pytest
 
 from ragd.api.app import create_app
-from tests.kb.conftest import SERVICE_KEY, Api, kb_settings
+from tests.kb.conftest import SERVICE_KEY, Api, chat_kb_settings, kb_settings
 from tests.support.live_server import LiveServer
 
 playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
@@ -68,6 +69,14 @@ def browser() -> Iterator[Any]:
 def ui_server(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterator[LiveServer]:
     data_dir = tmp_path_factory.mktemp("ui") / "data"
     with LiveServer(create_app(kb_settings(data_dir, model_cache, None))) as live:
+        live.wait_ready()
+        yield live
+
+
+@contextlib.contextmanager
+def chat_live_server(data_dir: Path, model_cache: Path, upstream_url: str) -> Iterator[LiveServer]:
+    """A live server whose chat proxy answers through the scripted upstream at ``upstream_url``."""
+    with LiveServer(create_app(chat_kb_settings(data_dir, model_cache, upstream_url))) as live:
         live.wait_ready()
         yield live
 

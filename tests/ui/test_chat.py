@@ -14,12 +14,10 @@ from typing import Any
 
 import pytest
 
-from ragd.api.app import create_app
-from ragd.settings import ChatSettings, LlmSettings, QueryGenerationSettings
-from tests.kb.conftest import SERVICE_KEY, Api, kb_settings, new_tenant
+from tests.kb.conftest import SERVICE_KEY, Api, new_tenant
 from tests.support.live_server import LiveServer
-from tests.support.scripted_http import Reply, ScriptedServer
-from tests.ui.conftest import shot, sign_in
+from tests.support.scripted_http import Reply, ScriptedServer, chunk_event
+from tests.ui.conftest import chat_live_server, shot, sign_in
 
 CHAT = "/v1/chat/completions"
 LIGHTHOUSE = (
@@ -30,20 +28,10 @@ QUESTION = "How often does the lighthouse keeper wind the clockwork lens?"
 ANSWER = ["The keeper winds", " the clockwork lens", " every four hours [1]", " and logs it."]
 
 
-def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-up",
-        "object": "chat.completion.chunk",
-        "created": 1700000000,
-        "model": "up-model",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
 def streamed(parts: list[str], delay_s: float = 0.05) -> Reply:
-    events: list[dict[str, Any] | str] = [chunk({"role": "assistant", "content": ""})]
-    events += [chunk({"content": part}) for part in parts]
-    events += [chunk({}, "stop"), "[DONE]"]
+    events: list[dict[str, Any] | str] = [chunk_event({"role": "assistant", "content": ""})]
+    events += [chunk_event({"content": part}) for part in parts]
+    events += [chunk_event({}, "stop"), "[DONE]"]
     return Reply.sse(events, chunk_delay_s=delay_s)
 
 
@@ -57,16 +45,7 @@ def upstream() -> Iterator[ScriptedServer]:
 def chat_server(
     tmp_path_factory: pytest.TempPathFactory, model_cache: Path, upstream: ScriptedServer
 ) -> Iterator[LiveServer]:
-    settings = kb_settings(
-        tmp_path_factory.mktemp("chat") / "data",
-        model_cache,
-        None,
-        llm=LlmSettings(base_url=f"{upstream.url}/v1", model="up-model"),  # type: ignore[call-arg]
-        query_generation=QueryGenerationSettings(enabled=False),  # type: ignore[call-arg]
-        chat=ChatSettings(retries=0, timeout_s=10),  # type: ignore[call-arg]
-    )
-    with LiveServer(create_app(settings)) as live:
-        live.wait_ready()
+    with chat_live_server(tmp_path_factory.mktemp("chat") / "data", model_cache, upstream.url) as live:
         yield live
 
 

@@ -19,13 +19,11 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
-from ragd.api.app import create_app
-from ragd.settings import ChatSettings, LlmSettings, QueryGenerationSettings
-from tests.kb.conftest import SERVICE_KEY, Api, kb_settings, new_tenant
+from tests.kb.conftest import SERVICE_KEY, Api, new_tenant
 from tests.support.live_server import LiveServer
 from tests.support.page_pdfs import text_pdf
-from tests.support.scripted_http import Reply, ScriptedServer
-from tests.ui.conftest import PHONE, shot, sign_in, wait_until
+from tests.support.scripted_http import Reply, ScriptedServer, chunk_event
+from tests.ui.conftest import PHONE, chat_live_server, shot, sign_in, wait_until
 
 CHAT = "/v1/chat/completions"
 FILE = "handbook.pdf"
@@ -102,16 +100,6 @@ FITS = """(() => {
 MARKED_PIXELS = 400  # a highlighted line of text at the server's DPI: thousands; black text: ~0
 
 
-def chunk_event(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-up",
-        "object": "chat.completion.chunk",
-        "created": 1700000000,
-        "model": "up-model",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
 def streamed(text: str) -> Reply:
     events: list[dict[str, Any] | str] = [chunk_event({"role": "assistant", "content": text})]
     return Reply.sse([*events, chunk_event({}, "stop"), "[DONE]"])
@@ -127,16 +115,7 @@ def upstream() -> Iterator[ScriptedServer]:
 def server(
     tmp_path_factory: pytest.TempPathFactory, model_cache: Path, upstream: ScriptedServer
 ) -> Iterator[LiveServer]:
-    settings = kb_settings(
-        tmp_path_factory.mktemp("page-view") / "data",
-        model_cache,
-        None,
-        llm=LlmSettings(base_url=f"{upstream.url}/v1", model="up-model"),  # type: ignore[call-arg]
-        query_generation=QueryGenerationSettings(enabled=False),  # type: ignore[call-arg]
-        chat=ChatSettings(retries=0, timeout_s=10),  # type: ignore[call-arg]
-    )
-    with LiveServer(create_app(settings)) as live:
-        live.wait_ready()
+    with chat_live_server(tmp_path_factory.mktemp("page-view") / "data", model_cache, upstream.url) as live:
         yield live
 
 
