@@ -1,7 +1,7 @@
 """In-process search latency at 100k chunks, query embedding included: what ``ragd search`` costs.
 
     python bench/search_latency.py [--points 100000] [--queries 300] [--rounds 5] [--index DIR]
-                                   [--dense-on-disk] [--sparse-groups G]
+                                   [--dense-on-disk] [--sparse-groups G] [--bulk-segment K]
 
 The index holds ``--points`` chunks in 50 tenants: dense vectors are the synthetic
 chunk-like vectors of ``store_latency.py`` (embedding 100k real texts would take an
@@ -19,7 +19,8 @@ interleaved query by query, with each round's p50 beside it; and the query embed
 ``--index DIR`` keeps the index in DIR (built there when DIR has none, reused when it has): a
 1M-chunk index takes a while to build, and the timed run then happens in a fresh process, so the
 resident memory it reports is a serving process's (the model and the open index), not the
-builder's (which also holds the synthetic corpus).
+builder's.  The builder makes the synthetic corpus a batch at a time (``StreamCorpus``), so its
+peak is the index build's.
 """
 
 from __future__ import annotations
@@ -44,9 +45,10 @@ from ragd.embed.local_onnx import OnnxDenseEmbedder
 from ragd.retrieve.search import Retriever, SearchRequest
 from ragd.settings import EmbeddingSettings, RetrievalSettings, SparseSettings
 from ragd.store.edge_store import EdgeStore
+from ragd.store.payload import grouping_for
 from ragd.store.tuning import IndexTuning
 from ragd.types import IndexManifest, PointFilter, SearchMode, StoredChunk, StoreQuery
-from store_latency import MANIFEST, Corpus, make_corpus
+from store_latency import DIM, MANIFEST
 
 REPO = Path(__file__).resolve().parents[1]
 WORD = re.compile(r"[a-z]{3,}")
@@ -82,46 +84,84 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
 
 
-def chunk_batch(
-    corpus: Corpus, words: list[str], sparse: Bm25SparseEmbedder, start: int, size: int
-) -> list[StoredChunk]:
-    """Chunks ``start`` to ``start + size`` of ``corpus``: its dense vectors and tenants, the BM25
-    of ``words``."""
-    batch = words[start : start + size]
-    vectors = sparse.embed_documents(batch)
+class StreamCorpus:
+    """``n`` synthetic chunks in 50 tenants, made a batch at a time: the ``lowrank`` vectors of
+    ``store_latency.make_corpus`` (topic centres, a 48-d spread) and 40-word texts of ``vocab``.
+
+    A batch depends only on the seed and its start, so a builder holds one batch and not the corpus
+    (1M chunks of vectors, sparse rows and texts took ~4 GB of the builder's memory), and what it
+    measures is the index's."""
+
+    def __init__(self, n: int, seed: int, vocab: list[str], tenants: int = 50, clusters: int = 200) -> None:
+        self.n, self.seed, self.tenants, self.vocab = n, seed, tenants, vocab
+        rng = np.random.default_rng(seed)
+        centers = rng.normal(size=(clusters, DIM)).astype(np.float32)
+        self.centers = centers / np.linalg.norm(centers, axis=1, keepdims=True)
+        self.basis = np.linalg.qr(rng.normal(size=(DIM, 48)))[0].astype(np.float32)
+        ranks = np.arange(1, len(vocab) + 1)
+        self.word_p = (1 / ranks) / (1 / ranks).sum()
+
+    def batch(self, start: int, size: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """Chunks ``start`` to ``start + size``: unit dense rows, tenants, texts."""
+        size = min(size, self.n - start)
+        rng = np.random.default_rng([self.seed, start])
+        tenant = rng.integers(0, self.tenants, size=size)
+        topic = (tenant * 7 + rng.integers(0, 12, size=size)) % len(self.centers)
+        spread = rng.normal(scale=0.12, size=(size, 48)).astype(np.float32) @ self.basis.T
+        spread += rng.normal(scale=0.01, size=(size, DIM)).astype(np.float32)
+        dense = self.centers[topic] + spread
+        dense /= np.linalg.norm(dense, axis=1, keepdims=True)
+        draws = rng.choice(len(self.vocab), (size, 40), p=self.word_p)
+        return dense.astype(np.float32), tenant, [" ".join(self.vocab[i] for i in row) for row in draws]
+
+
+def chunk_batch(corpus: StreamCorpus, sparse: Bm25SparseEmbedder, start: int, size: int) -> list[StoredChunk]:
+    """Chunks ``start`` to ``start + size`` of ``corpus``: dense vectors, tenants, the BM25 of the texts."""
+    dense, tenant, words = corpus.batch(start, size)
+    vectors = sparse.embed_documents(words)
     return [
         StoredChunk(
             id=str(uuid.UUID(int=start + i + 1)),
             content=text,
-            meta={"collection_name": f"t{corpus.tenant[start + i]}", "file_id": f"f{start + i}"},
-            dense=corpus.dense[start + i],
+            meta={"collection_name": f"t{tenant[i]}", "file_id": f"f{start + i}"},
+            dense=dense[i],
             sparse=vectors[i],
         )
-        for i, text in enumerate(batch)
+        for i, text in enumerate(words)
     ]
 
 
-async def build(
-    store: EdgeStore, n: int, sparse: Bm25SparseEmbedder, seed: int
-) -> tuple[np.ndarray, np.ndarray]:
-    corpus = make_corpus(n, 50, 200, seed, "lowrank")
-    words = texts(n, vocabulary(), seed)
+async def build(store: EdgeStore, corpus: StreamCorpus, sparse: Bm25SparseEmbedder) -> None:
     started = time.perf_counter()
-    for start in range(0, n, 2048):
-        await store.upsert(chunk_batch(corpus, words, sparse, start, 2048))
+    async with store.bulk():  # as ``ragd ingest`` writes: indexes built every bulk_segment_chunks
+        for start in range(0, corpus.n, 2048):
+            await store.upsert(chunk_batch(corpus, sparse, start, 2048))
     await store.optimize()
-    print(f"indexed {n} chunks in {time.perf_counter() - started:.0f} s; resident memory {rss_mb():.0f} MB")
-    return corpus.dense, corpus.tenant
+    print(
+        f"indexed {corpus.n} chunks in {time.perf_counter() - started:.0f} s;"
+        f" resident memory {rss_mb():.0f} MB, peak {peak_rss_mb():.0f} MB"
+    )
 
 
-def near_vectors(dense: np.ndarray, tenant: np.ndarray, seed: int, per_tenant: int = 64) -> np.ndarray:
+def near_vectors(corpus: StreamCorpus, seed: int, per_tenant: int = 64) -> np.ndarray:
     """Query vectors near each tenant's chunks (tenants x per_tenant x dim), drawn once: the timed
-    path pays the real embedding and nothing else (drawing one took ~0.1 ms of numpy)."""
+    path pays the real embedding and nothing else (drawing one took ~0.1 ms of numpy).  Each is a
+    chunk of a few batches spread over the corpus, moved a little."""
     rng = np.random.default_rng(seed)
+    picked: list[list[np.ndarray]] = [[] for _ in range(corpus.tenants)]
+    starts = rng.permutation(range(0, corpus.n, 2048))
+    for start in starts:
+        dense, tenant, _ = corpus.batch(int(start), 2048)
+        for t in range(corpus.tenants):
+            room = per_tenant - len(picked[t])
+            rows = np.flatnonzero(tenant == t)[:room]
+            picked[t].extend(dense[rows])
+        if all(len(p) >= per_tenant for p in picked):
+            break
     out = []
-    for t in range(int(tenant.max()) + 1):
-        rows = rng.choice(np.flatnonzero(tenant == t), per_tenant)
-        q = dense[rows] + rng.normal(scale=0.05, size=(per_tenant, dense.shape[1])).astype(np.float32)
+    for rows in picked:
+        chosen = np.stack(rows)[rng.choice(len(rows), per_tenant)]
+        q = chosen + rng.normal(scale=0.05, size=chosen.shape).astype(np.float32)
         out.append((q / np.linalg.norm(q, axis=1, keepdims=True)).astype(np.float32))
     return np.stack(out)
 
@@ -179,6 +219,12 @@ async def main() -> None:
     parser.add_argument(
         "--sparse-groups", type=int, default=0, help="RAGD_STORE__SPARSE_GROUPS (fixed when DIR is built)"
     )
+    parser.add_argument(
+        "--bulk-segment",
+        type=int,
+        default=IndexTuning().bulk_segment_chunks,
+        help="RAGD_STORE__BULK_SEGMENT_CHUNKS for the build (0: one optimise, at the end)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         where = args.index or Path(tmp)
@@ -186,7 +232,11 @@ async def main() -> None:
         reuse = near_file.is_file()
         dense = OnnxDenseEmbedder.from_settings(EmbeddingSettings(query_cache=0), Path(tmp) / "models")
         sparse = Bm25SparseEmbedder(SparseSettings().language)  # the default: per-query language
-        tuning = IndexTuning(dense_on_disk=args.dense_on_disk, payload_on_disk=args.payload_on_disk)
+        tuning = IndexTuning(
+            dense_on_disk=args.dense_on_disk,
+            payload_on_disk=args.payload_on_disk,
+            bulk_segment_chunks=args.bulk_segment,
+        )
         store = EdgeStore(where / "index", "bench", tuning=tuning)
         await store.open(
             IndexManifest(
@@ -197,14 +247,16 @@ async def main() -> None:
                 sparse.name,
                 MANIFEST.chunker_version,
                 sparse_groups=args.sparse_groups,
+                sparse_grouping=grouping_for(args.sparse_groups),  # as ragd makes a new index
             )
         )
         if reuse:
             print(f"reusing the index in {where} ({await store.count(PointFilter())} chunks)")
             near_queries = np.load(near_file)
         else:
-            vectors, tenants = await build(store, args.points, sparse, args.seed)
-            near_queries = near_vectors(vectors, tenants, args.seed)
+            corpus = StreamCorpus(args.points, args.seed, vocabulary())
+            await build(store, corpus, sparse)
+            near_queries = near_vectors(corpus, args.seed)
             if args.index is not None:  # time it in a fresh process: a server's memory, not the builder's
                 np.save(near_file, near_queries)
                 await store.close()

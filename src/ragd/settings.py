@@ -64,14 +64,23 @@ class StoreSettings(BaseModel):
         " rescore the best candidates with the float32 vectors: faster scans, exact scores; applies"
         " to new collections, and to an existing embedded index after its next optimize",
     )
+    bulk_segment_chunks: int = Field(
+        200_000,
+        ge=0,
+        description="embedded store: a bulk load (ragd ingest, a folder sync, a restore, an evaluation's"
+        " corpus) builds the indexes of every this many chunks written, so the unindexed write segment"
+        " and the memory of building it stay bounded (a 1M-chunk build: docs/benchmarks.md); 0: only at"
+        " the end",
+    )
     sparse_groups: int = Field(
         0,
         ge=0,
         le=1024,
-        description="0: one sparse (BM25) vector, text-sparse; G > 0: one per group of collections,"
-        " text-sparse-g<crc32(name) % G>, so a search of one collection walks only its group's posting"
-        " lists: for indexes of millions of chunks in many collections (docs/benchmarks.md, Scale);"
-        " fixed when the index is created (a change is INDEX_MISMATCH: re-index)",
+        description="0: one BM25 posting list per term; G > 0: one per term and group of collections"
+        " (crc32(name) % G; term ids of their own per group, in the one text-sparse vector), so a search"
+        " of one collection walks only its group's postings: for indexes of millions of chunks in many"
+        " collections (docs/payload.md#sparse-groups); fixed when the index is created (a change is"
+        " INDEX_MISMATCH: re-index)",
     )
 
 

@@ -591,11 +591,15 @@ class IndexManifest:
     schema_version: int = 1
     #: the index's other dense models by name (RAGD_EMBEDDERS), fixed when the index is created
     extra_dense: tuple[DenseSpace, ...] = ()
-    #: 0: one sparse vector ``text-sparse``; G > 0: one per group of collections, ``text-sparse-g<i>``
+    #: 0: no sparse groups; G > 0: a collection's BM25 postings are its group's (crc32(name) % G)
     #: (RAGD_STORE__SPARSE_GROUPS), fixed when the index is created
     sparse_groups: int = 0
     #: the default dense model's weights as run (RAGD_EMBEDDING__PRECISION): int8 vectors are not fp32's
     dense_precision: str = "fp32"
+    #: how the groups are kept (``ragd.store.payload.SparseLayout``): "terms" (term ids of their own
+    #: in ``text-sparse``, since 2026-11-28) or "vectors" (``text-sparse-g<i>``, before); not a
+    #: setting: an index is opened as it was made
+    sparse_grouping: str = "vectors"
 
     def mismatches(self, other: IndexManifest) -> list[str]:
         """Human-readable differences between two manifests (empty when equal)."""

@@ -169,6 +169,68 @@ async def test_optimize_builds_the_index_in_the_background_and_search_still_work
     await store.close()
 
 
+async def test_a_bulk_load_builds_its_indexes_every_so_many_chunks(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Inside ``bulk()`` the write that takes the chunks written past ``bulk_segment_chunks``
+    optimizes, then reopens the shard (unmapping what the build touched); outside it, writes never
+    do.  Concurrent writers and searchers meanwhile, holding the store across the reopen, carry on."""
+    caplog.set_level(logging.INFO, logger="ragd.store")
+    tuning = IndexTuning(indexing_threshold_kb=100, full_scan_threshold_kb=10, bulk_segment_chunks=250)
+    data = corpus(files_per_collection=10, chunks_per_file=20)  # 600 points, ~900 KB of vectors
+    plain = EdgeStore(tmp_path / "plain", tuning=tuning)
+    await plain.open(manifest())
+    sparse_only = (await plain.stats())["indexed_vectors"]
+    for start in range(0, 600, 100):
+        await plain.upsert(data.chunks[start : start + 100])
+    assert (await plain.stats())["indexed_vectors"] == sparse_only + 600  # the sparse vectors alone
+    await plain.close()
+
+    store = EdgeStore(tmp_path / "bulk", tuning=tuning)
+    await store.open(manifest())
+    indexed = []
+    async with store.bulk():
+        for start in range(0, 600, 100):
+            await store.upsert(data.chunks[start : start + 100])
+            written = start + 100  # every sparse vector is indexed as written; the dense ones by optimize
+            indexed.append((await store.stats())["indexed_vectors"] - written)
+    # optimized after 300 chunks (the write that passed 250) and after 600: dense HNSW built
+    assert indexed == [0, 0, 300, 300, 300, 600]
+    assert sum("optimizing" in r.getMessage() for r in caplog.records) == 2
+    assert sum("reopened" in r.getMessage() for r in caplog.records) == 2
+
+    async def search_meanwhile(stop: asyncio.Event) -> int:
+        n = 0
+        while not stop.is_set():
+            target = data.chunks[n % 600]
+            flt = PointFilter(collection_names=(str(target.meta["collection_name"]),))
+            assert (await store.search(StoreQuery(filter=flt, limit=1, dense=target.dense)))[
+                0
+            ].id == target.id
+            n += 1
+            await asyncio.sleep(0)
+        return n
+
+    more = corpus(
+        seed=8, collections=("kb-delta", "kb-eps", "file-zeta"), files_per_collection=10, chunks_per_file=20
+    ).chunks
+    stop = asyncio.Event()
+    searcher = asyncio.create_task(search_meanwhile(stop))
+    async with store.bulk():  # four writers at once, each upsert in sub-batches across the reopens
+        await asyncio.gather(*(store.upsert(more[i::4]) for i in range(4)))
+    stop.set()
+    assert await searcher > 0
+    assert sum("reopened" in r.getMessage() for r in caplog.records) >= 3
+    assert await store.count(PointFilter()) == 1200
+    optimized = sum("optimizing" in r.getMessage() for r in caplog.records)
+    await store.upsert(data.chunks[:100])  # the bulk load is over: no optimize
+    assert sum("optimizing" in r.getMessage() for r in caplog.records) == optimized
+    target = data.chunks[321]
+    flt = PointFilter(collection_names=(str(target.meta["collection_name"]),))
+    assert (await store.search(StoreQuery(filter=flt, limit=1, dense=target.dense)))[0].id == target.id
+    await store.close()
+
+
 async def test_close_waits_for_a_running_optimize(tmp_path: Path) -> None:
     store = EdgeStore(tmp_path, tuning=IndexTuning(indexing_threshold_kb=100))
     await store.open(manifest())

@@ -46,6 +46,7 @@ from ragd.retrieve.queries import QueryGenerator
 from ragd.retrieve.search import Retriever
 from ragd.settings import EmbeddingSettings, RerankSettings, Settings, VisionSettings
 from ragd.store.base import VectorStore
+from ragd.store.payload import grouping_for
 from ragd.types import IndexManifest
 from ragd.vision.kit import build_vision
 from ragd.vision.probe import VISION_ENGINES, check_request
@@ -338,6 +339,8 @@ def manifest_for(
         extra_dense=spaces.manifest_entries if spaces is not None else (),
         sparse_groups=sparse_groups,
         dense_precision=spec.precision,
+        # an existing index is opened as it was made (payload.SparseLayout)
+        sparse_grouping=grouping_for(sparse_groups),
     )
 
 

@@ -162,7 +162,8 @@ async def restore_into(settings: Settings, src: Path) -> RestoreReport:
                 snapshot = src / fmt.SNAPSHOT
                 written, plan = await recover_snapshot(store, snapshots, snapshot, sha256, files, collections)
             else:
-                written, plan = await _write_jsonl(store, src / fmt.INDEX, files, collections)
+                async with store.bulk():
+                    written, plan = await _write_jsonl(store, src / fmt.INDEX, files, collections)
             await store.optimize()
         finally:
             await store.close()

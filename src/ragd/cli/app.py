@@ -354,7 +354,10 @@ def evaluate(
         for folder in datasets:
             data = load_dataset(folder, split=split, max_queries=max_queries, sample_docs=sample_docs)
             with RateProgress(shown, f"Indexing {data.name}", len(data.corpus), unit="docs") as bar:
-                indexed = await index_dataset(services.ingestor, data, tick=lambda n: bar.advance(steps=n))
+                async with services.store.bulk():
+                    indexed = await index_dataset(
+                        services.ingestor, data, tick=lambda n: bar.advance(steps=n)
+                    )
             await services.store.optimize()
             results = []
             for m in modes:

@@ -55,7 +55,8 @@ async def ingest_files(
             if on_done is not None:
                 on_done(report)
 
-    await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+    async with store.bulk():  # indexes built every so many chunks: a big folder's build stays bounded
+        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
     await store.optimize()
     order = {f.source: i for i, f in enumerate(files)}
     return sorted(reports, key=lambda r: order.get(r.source, 0))

@@ -7,6 +7,7 @@ layout (``content`` + ``meta``) is a contract of its own: see ``payload.py``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from ragd.store.payload import PayloadIndex
@@ -76,6 +77,14 @@ class VectorStore(Protocol):
 
     async def optimize(self) -> None:
         """Finish index building after a bulk write (blocking work runs off the event loop)."""
+        ...
+
+    def bulk(self) -> AbstractAsyncContextManager[None]:
+        """Writes inside are one bulk load (a folder's ingest, a restore, an evaluation's corpus):
+        a store that builds its indexes only when asked (Qdrant Edge) builds them every
+        ``RAGD_STORE__BULK_SEGMENT_CHUNKS`` chunks written, so the unindexed write segment, and the
+        memory of building it, stay bounded; the caller still optimizes at the end.  A server
+        optimizes on its own: nothing to do there."""
         ...
 
     async def ready(self) -> bool:

@@ -15,15 +15,18 @@ second one gets :class:`StoreLocked`.  ``qdrant_edge`` is imported here only.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import functools
 import logging
 import os
 import shutil
 import threading
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import qdrant_edge as qe
@@ -100,14 +103,16 @@ class EdgeStore:
         self.root = Path(data_dir) / "qdrant" / collection
         self._tuning = tuning or IndexTuning()
         self._lock = DirLock(self.root)
-        self._shard: qe.EdgeShard | None = None
+        self._shard: _ShardHandle | None = None
         self._dims: dict[str, int] = {}
-        self._sparse_groups = 0
+        self._sparse = pl.SparseLayout()
         self._pool: ThreadPoolExecutor | None = None
         self._optimizer: ThreadPoolExecutor | None = None
         self._optimizing: asyncio.Future[bool] | None = None
         self._disabled = _DisabledGuard()
         self._min_free = min_free_bytes
+        self._bulk_loads = 0  # bulk() blocks open now
+        self._bulk_written = 0  # chunks written by them since their last optimize
 
     @classmethod
     def from_settings(cls, settings: StoreSettings, data_dir: Path) -> EdgeStore:
@@ -118,6 +123,7 @@ class EdgeStore:
                 payload_on_disk=settings.payload_on_disk,
                 dense_on_disk=settings.dense_on_disk,
                 dense_int8=settings.dense_int8,
+                bulk_segment_chunks=settings.bulk_segment_chunks,
             ),
             min_free_bytes=settings.min_free_mb * 1024 * 1024,
         )
@@ -148,39 +154,50 @@ class EdgeStore:
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ragd-edge")
         self._optimizer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragd-edge-optimize")
         try:
-            self._shard = await self._run(lambda: self._open_sync(manifest))
+            self._shard, opened = await self._run(lambda: self._open_sync(manifest))
         except BaseException:
             self._shutdown_pools()
             raise
-        self._dims = pl.dense_vector_names(manifest)
-        self._sparse_groups = manifest.sparse_groups
+        self._dims = pl.dense_vector_names(opened)
+        self._sparse = pl.SparseLayout.of(opened)
 
-    def _open_sync(self, manifest: IndexManifest) -> qe.EdgeShard:
+    def _open_sync(self, manifest: IndexManifest) -> tuple[_ShardHandle, IndexManifest]:
         self.root.mkdir(parents=True, exist_ok=True)
         self._check_space("opening the index")
         self._lock.acquire()
         try:
-            shard = self._load_or_create(manifest)
-            _ensure_payload_indexes(shard)
-            self._disabled.recount(shard)
+            shard, opened = self._load_or_create(manifest)
+            _ensure_payload_indexes(shard.engine)
+            self._disabled.recount(shard.engine)
         except BaseException:
             self._lock.release()
             raise
-        return shard
+        return shard, opened
 
-    def _load_or_create(self, manifest: IndexManifest) -> qe.EdgeShard:
+    def _load_or_create(self, manifest: IndexManifest) -> tuple[_ShardHandle, IndexManifest]:
+        """The shard, and the manifest it is opened with (an existing index's own sparse layout)."""
         shard_dir = self.root / SHARD_DIR
-        config = _edge_config(pl.dense_vector_names(manifest), manifest.sparse_groups, self._tuning)
         if shard_dir.is_dir() and any(shard_dir.iterdir()):
             found = read_manifest_file(self.root / MANIFEST_FILE)
             if found is None:
                 raise IndexMismatch(f"the index at {self.root} has no {MANIFEST_FILE}", hint=FIX_HINT)
-            check_manifest(found, manifest, str(self.root))
-            log.info("loading Qdrant Edge shard %s", shard_dir)
+            opened = check_manifest(found, manifest, str(self.root))
+            created = False
+        else:
+            write_manifest_file(self.root / MANIFEST_FILE, manifest)
+            opened, created = manifest, True
+        config = _edge_config(pl.dense_vector_names(opened), pl.SparseLayout.of(opened), self._tuning)
+
+        def load() -> qe.EdgeShard:
             return _engine(lambda: qe.EdgeShard.load(str(shard_dir), config), f"load {shard_dir}")
-        write_manifest_file(self.root / MANIFEST_FILE, manifest)
-        log.info("creating Qdrant Edge shard %s (dense %s)", shard_dir, pl.dense_vector_names(manifest))
-        return _engine(lambda: qe.EdgeShard.create(str(shard_dir), config), f"create {shard_dir}")
+
+        if created:
+            log.info("creating Qdrant Edge shard %s (dense %s)", shard_dir, pl.dense_vector_names(opened))
+            shard = _engine(lambda: qe.EdgeShard.create(str(shard_dir), config), f"create {shard_dir}")
+        else:
+            log.info("loading Qdrant Edge shard %s", shard_dir)
+            shard = load()
+        return _ShardHandle(shard, load, self.root), opened
 
     async def optimize(self) -> None:
         """Build indexes after bulk writes (blocks a background thread, not the loop).
@@ -192,6 +209,36 @@ class EdgeStore:
             self._optimizing = loop.run_in_executor(self._optimizer, _engine_call(shard.optimize, "optimize"))
             self._optimizing.add_done_callback(self._log_optimized)
         await asyncio.shield(self._optimizing)
+
+    @contextlib.asynccontextmanager
+    async def bulk(self) -> AsyncIterator[None]:
+        self._bulk_loads += 1
+        try:
+            yield
+        finally:
+            self._bulk_loads -= 1
+            if not self._bulk_loads:
+                self._bulk_written = 0
+
+    async def _bulk_wrote(self, n: int) -> None:
+        """Inside a bulk load, optimize every ``bulk_segment_chunks`` chunks written: the write that
+        crosses the bound waits for it (the engine holds the GIL while it optimizes anyway)."""
+        bound = self._tuning.bulk_segment_chunks
+        if not self._bulk_loads or bound <= 0:
+            return
+        self._bulk_written += n
+        if self._bulk_written >= bound:
+            self._bulk_written = 0
+            log.info("bulk load: %d chunks written since the last optimize; optimizing", bound)
+            await self.optimize()
+            # every page a build wrote or read stays mapped into this process (and counts in its
+            # memory) until its segment is unmapped: reopening the shard unmaps them all, so the
+            # load's memory is its next build's, not every build's so far
+            shard = self._shard
+            if shard is not None:
+                started = time.perf_counter()
+                await self._run(shard.reopen)
+                log.info("bulk load: %s reopened in %.1f s", self.root, time.perf_counter() - started)
 
     def _log_optimized(self, done: asyncio.Future[bool]) -> None:
         if not done.cancelled() and done.exception() is None:
@@ -205,7 +252,7 @@ class EdgeStore:
             log.info("waiting for the running optimize() before closing %s", self.root)
             await asyncio.gather(self._optimizing, return_exceptions=True)
         try:
-            await self._run(lambda: _close_shard(shard))
+            await self._run(shard.close_for_good)
         finally:
             self._shard = None
             self._lock.release()
@@ -227,13 +274,14 @@ class EdgeStore:
     async def upsert(self, chunks: Sequence[StoredChunk]) -> None:
         shard = self._require_shard()
         self._check_space(f"writing {len(chunks)} chunks")
-        points = [_to_point(c, self._dims, self._sparse_groups) for c in chunks]
+        points = [_to_point(c, self._dims, self._sparse) for c in chunks]
         for start in range(0, len(points), UPSERT_BATCH):
             op = qe.UpdateOperation.upsert_points(points[start : start + UPSERT_BATCH])
             write = functools.partial(shard.update, op)
             if any(c.meta.get(pl.DISABLED_FIELD) for c in chunks[start : start + UPSERT_BATCH]):
                 write = functools.partial(self._disabled.disabling, write)
             await self._run(_engine_call(write, "upsert"))
+        await self._bulk_wrote(len(chunks))
 
     async def delete(self, flt: PointFilter) -> int:
         shard = self._require_shard()
@@ -300,7 +348,7 @@ class EdgeStore:
             with_vector=with_vectors,
         )
         records, next_id = await self._run(_engine_call(lambda: shard.scroll(request), "scroll"))
-        chunks = [_from_record(r) for r in records]
+        chunks = [_from_record(r, self._sparse) for r in records]
         return chunks, None if next_id is None else pl.canonical_id(next_id)
 
     async def search(self, query: StoreQuery) -> list[Hit]:
@@ -311,14 +359,14 @@ class EdgeStore:
         :meth:`search_after` (whose ``prepare`` embeds a query, the model releasing the GIL) stay
         on the pool."""
         shard = self._require_shard()
-        return _search(shard, query, self._tuning, self._disabled.possible, self._sparse_groups)
+        return _search(shard, query, self._tuning, self._disabled.possible, self._sparse)
 
     async def search_after(self, prepare: Callable[[], StoreQuery]) -> tuple[StoreQuery, list[Hit]]:
         shard = self._require_shard()
 
         def prepared_search() -> tuple[StoreQuery, list[Hit]]:
             query = prepare()
-            return query, _search(shard, query, self._tuning, self._disabled.possible, self._sparse_groups)
+            return query, _search(shard, query, self._tuning, self._disabled.possible, self._sparse)
 
         return await self._run(prepared_search)
 
@@ -361,7 +409,7 @@ class EdgeStore:
     def _require_shard(self) -> qe.EdgeShard:
         if self._shard is None:
             raise StoreUnavailable(f"the store at {self.root} is not open", hint="call open() first")
-        return self._shard
+        return cast(qe.EdgeShard, self._shard)  # every engine call through the handle
 
     async def _run(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
@@ -371,6 +419,54 @@ class EdgeStore:
             if pool is not None:
                 pool.shutdown(wait=True)
         self._pool = self._optimizer = None
+
+
+class _ShardHandle:
+    """The open engine shard, behind one lock, so that it can be closed and loaded again between
+    two calls (a bulk load's reopen).
+
+    Every engine call goes through the handle, including one whose caller took the handle before a
+    reopen, so none reaches a closed shard.  qdrant-edge holds the GIL through each call, so engine
+    calls never overlapped anyway: the lock serialises nothing that ran in parallel."""
+
+    def __init__(self, shard: qe.EdgeShard, load: Callable[[], qe.EdgeShard], where: Path) -> None:
+        self._engine: qe.EdgeShard | None = shard
+        self._load = load
+        self._where = where
+        self._mutex = threading.RLock()
+
+    @property
+    def engine(self) -> qe.EdgeShard:
+        """The shard itself, for work done while nothing else can reach it (opening)."""
+        if self._engine is None:
+            raise StoreUnavailable(
+                f"the index at {self._where} is closed (or could not be loaded again after a bulk load)",
+                hint="see the log for the load's error, then restart ragd",
+            )
+        return self._engine
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(qe.EdgeShard, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._mutex:
+                return method(self.engine, *args, **kwargs)
+
+        setattr(self, name, call)  # found here next time
+        return call
+
+    def reopen(self) -> None:
+        """Flush, close and load the shard again: unmapping its segments hands the pages a build
+        touched back to the kernel.  Should the load fail, the store answers StoreUnavailable."""
+        with self._mutex:
+            shard, self._engine = self.engine, None
+            _close_shard(shard)
+            self._engine = self._load()
+
+    def close_for_good(self) -> None:
+        with self._mutex:
+            shard, self._engine = self.engine, None
+            _close_shard(shard)
 
 
 class _DisabledGuard:
@@ -410,20 +506,27 @@ class _DisabledGuard:
 
 
 def _search(
-    shard: qe.EdgeShard, query: StoreQuery, tuning: IndexTuning, exclude_disabled: bool, groups: int = 0
+    shard: qe.EdgeShard,
+    query: StoreQuery,
+    tuning: IndexTuning,
+    exclude_disabled: bool,
+    layout: pl.SparseLayout,
 ) -> list[Hit]:
-    """One search, start to hits, on the calling (worker) thread.
+    """One search, start to hits, on the calling thread.
 
     ``exclude_disabled=False`` (no point is disabled) leaves the exclusion out of the filter;
-    ``groups``: the index's sparse groups (the manifest's ``sparse_groups``)."""
+    ``layout``: where the index keeps its sparse vectors (its manifest's)."""
     kind = search_kind(query)
     plan = pl.search_plan(query.filter) if exclude_disabled else pl.filter_plan(query.filter)
     edge_filter = _edge_filter(plan)
     params = _dense_params(tuning, filtered=plan.narrows, hnsw_ef=query.hnsw_ef)
-    sparse_names = pl.sparse_vectors_for(query.filter, groups)
-    if kind is not SearchMode.DENSE and len(sparse_names) != 1:
-        return _grouped_search(shard, query, kind, edge_filter, params, sparse_names)
-    sparse_using = sparse_names[0] if sparse_names else pl.SPARSE_VECTOR  # none: a dense search
+    sparse_using = pl.SPARSE_VECTOR
+    if kind is not SearchMode.DENSE and query.sparse is not None:
+        lists = layout.queries(query.filter, query.sparse)
+        if len(lists) != 1:
+            return _grouped_search(shard, query, kind, edge_filter, params, lists)
+        sparse_using, vector = lists[0]
+        query = dataclasses.replace(query, sparse=vector)
     if kind is not SearchMode.HYBRID:
         request = qe.QueryRequest(
             limit=query.limit,
@@ -457,24 +560,22 @@ def _grouped_search(
     kind: SearchMode,
     edge_filter: qe.Filter | None,
     params: qe.SearchParams,
-    sparse_names: Sequence[str],
+    by_group: Sequence[tuple[str, SparseVector]],
 ) -> list[Hit]:
-    """A sparse or hybrid search over several sparse groups: each group's list in one batch (with
-    the dense list), merged by score; a hybrid one fused here and the best fetched by id."""
-    if query.sparse is None:
-        raise ValueError(f"no sparse vector in the {kind.value} query")
-    sparse = _edge_sparse(query.sparse)
+    """A sparse or hybrid search over several sparse named vectors (an index whose groups are
+    vectors): each group's list in one batch (with the dense list), merged by score; a hybrid one
+    fused here and the best fetched by id."""
     alone = kind is SearchMode.SPARSE
     n = query.limit if alone else query.prefetch_limit
     lists = [
         qe.QueryRequest(
             limit=n,
-            query=qe.Query.Nearest(sparse, using=name),
+            query=qe.Query.Nearest(_edge_sparse(vector), using=name),
             filter=edge_filter,
             with_payload=alone,
             with_vector=[pl.dense_vector_name(query.space)] if alone and query.explain else False,
         )
-        for name in sparse_names
+        for name, vector in by_group
     ]
     if not alone:
         dense = qe.QueryRequest(
@@ -501,7 +602,7 @@ def _fetch_fused(shard: qe.EdgeShard, query: StoreQuery, plan: FusedPlan) -> lis
     return assemble_hits(SearchMode.HYBRID, fused_rows(plan, fetched), plan.dense, plan.sparse, query.dense)
 
 
-def _edge_config(dims: dict[str, int], sparse_groups: int, tuning: IndexTuning) -> qe.EdgeConfig:
+def _edge_config(dims: dict[str, int], sparse: pl.SparseLayout, tuning: IndexTuning) -> qe.EdgeConfig:
     return qe.EdgeConfig(
         vectors={
             name: qe.EdgeVectorParams(
@@ -517,8 +618,7 @@ def _edge_config(dims: dict[str, int], sparse_groups: int, tuning: IndexTuning) 
             for name, dim in dims.items()
         },
         sparse_vectors={
-            name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)
-            for name in pl.sparse_vector_names(sparse_groups)
+            name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf) for name in sparse.vector_names()
         },
         hnsw_config=qe.HnswIndexConfig(
             m=tuning.m,
@@ -623,10 +723,11 @@ def _edge_bool(value: bool) -> qe.MatchValue:
     return qe.MatchValue(np.bool_(value))  # type: ignore[arg-type]
 
 
-def _to_point(chunk: StoredChunk, dims: dict[str, int], sparse_groups: int = 0) -> qe.Point:
+def _to_point(chunk: StoredChunk, dims: dict[str, int], sparse: pl.SparseLayout) -> qe.Point:
     vectors: dict[str, Any] = dict([pl.require_dense(chunk, dims)])
     if chunk.sparse is not None:
-        vectors[pl.chunk_sparse_name(chunk, sparse_groups)] = _edge_sparse(chunk.sparse)
+        name, stored = sparse.stored(chunk, chunk.sparse)
+        vectors[name] = _edge_sparse(stored)
     return qe.Point(id=pl.point_uuid(chunk.id), vector=vectors, payload=pl.to_payload(chunk))
 
 
@@ -634,17 +735,11 @@ def _edge_sparse(vector: SparseVector) -> qe.SparseVector:
     return qe.SparseVector(indices=list(vector.indices), values=[float(v) for v in vector.values])
 
 
-def _from_record(record: Any) -> StoredChunk:
+def _from_record(record: Any, layout: pl.SparseLayout) -> StoredChunk:
     vectors = record.vector if isinstance(record.vector, dict) else {}
-    sparse = pl.sparse_of_point(vectors)
     space, dense = pl.dense_of_point(vectors)
-    return pl.from_point(
-        record.id,
-        record.payload,
-        dense=dense,
-        sparse=None if sparse is None else SparseVector(tuple(sparse.indices), tuple(sparse.values)),
-        space=space,
-    )
+    sparse = layout.read_back(vectors, record.payload)
+    return pl.from_point(record.id, record.payload, dense=dense, sparse=sparse, space=space)
 
 
 def _nearest(query: StoreQuery, kind: SearchMode, sparse_using: str = pl.SPARSE_VECTOR) -> Any:

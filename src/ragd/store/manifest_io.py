@@ -36,6 +36,8 @@ def manifest_to_dict(manifest: IndexManifest) -> dict[str, Any]:
     data["extra_dense"] = [_space_dict(space) for space in manifest.extra_dense]
     if not manifest.sparse_groups:  # the one-vector layout's manifest stays as older ragd wrote it
         del data["sparse_groups"]
+    if not manifest.sparse_groups or manifest.sparse_grouping == "vectors":  # so does a grouped one's
+        del data["sparse_grouping"]
     if manifest.dense_precision == "fp32":  # so does an fp32 index's
         del data["dense_precision"]
     return data
@@ -65,13 +67,17 @@ def manifest_from_dict(data: Mapping[str, Any], where: str) -> IndexManifest:
         raise IndexMismatch(f"the index manifest at {where} is incomplete ({exc})", hint=FIX_HINT) from exc
 
 
-def check_manifest(found: IndexManifest, expected: IndexManifest, where: str) -> None:
-    """Raise IndexMismatch naming every field that differs between index and configuration."""
-    problems = found.mismatches(expected)
+def check_manifest(found: IndexManifest, expected: IndexManifest, where: str) -> IndexManifest:
+    """The manifest an existing index is opened with: the configuration's, with the index's own
+    layout (how its sparse groups are kept: an index is read as it was made).  Raise
+    IndexMismatch naming every other field that differs between index and configuration."""
+    opened = dataclasses.replace(expected, sparse_grouping=found.sparse_grouping)
+    problems = found.mismatches(opened)
     if problems:
         raise IndexMismatch(
             f"the index at {where} was built differently: " + "; ".join(problems), hint=FIX_HINT
         )
+    return opened
 
 
 def read_manifest_file(path: Path) -> IndexManifest | None:

@@ -5,10 +5,11 @@ A point is::
     id       UUID (StoredChunk.id parsed; returned in canonical 8-4-4-4-12 form)
     vectors  {"text-dense": [float] (cosine), "text-sparse": {indices, values} (IDF modifier)}
 
-With ``RAGD_STORE__SPARSE_GROUPS`` = G > 0 (fixed in the manifest) the sparse vector of a
-chunk is named after its collection's group instead, ``text-sparse-g<crc32(name) % G>``: a
-search of one collection then walks only its group's posting lists (see
-:func:`sparse_vector_of`).
+With ``RAGD_STORE__SPARSE_GROUPS`` = G > 0 (fixed in the manifest) each collection belongs to
+group ``crc32(name) % G`` and a search of one collection walks only its group's posting lists
+(:class:`SparseLayout`).  An index made since 2026-11-28 keeps the one ``text-sparse`` vector
+and gives each group its own term ids (``grouping: terms``); one made before holds one vector
+per group, ``text-sparse-g<i>`` (``grouping: vectors``), and is still read and written as such.
     payload  {"content": <chunk text>, "meta": {collection_name, file_id, name, source, ...}}
 
 ``meta`` holds whatever the caller put in ``StoredChunk.meta`` (made JSON-safe:
@@ -51,6 +52,10 @@ SPARSE_VECTOR = "text-sparse"
 DENSE_VECTOR_PREFIX = f"{DENSE_VECTOR}-"
 #: the sparse vector of a group of collections: ``text-sparse-g<i>`` (RAGD_STORE__SPARSE_GROUPS)
 SPARSE_GROUP_PREFIX = f"{SPARSE_VECTOR}-g"
+#: sparse groups as term ids of their own in the one ``text-sparse`` vector (new indexes)
+GROUPING_TERMS = "terms"
+#: sparse groups as named vectors ``text-sparse-g<i>`` (indexes made before 2026-11-28)
+GROUPING_VECTORS = "vectors"
 CONTENT_KEY = "content"
 META_KEY = "meta"
 
@@ -197,39 +202,108 @@ def dense_of_point(vectors: object) -> tuple[str | None, Sequence[float] | None]
     return None, None
 
 
-def sparse_vector_names(groups: int) -> tuple[str, ...]:
-    """Every sparse named vector of an index with ``groups`` sparse groups (0: the one ``text-sparse``)."""
-    if groups <= 0:
-        return (SPARSE_VECTOR,)
-    return tuple(f"{SPARSE_GROUP_PREFIX}{i}" for i in range(groups))
+def grouping_for(groups: int) -> str:
+    """How a new index with ``groups`` sparse groups keeps them: as terms (the manifest's
+    ``sparse_grouping``; without groups the field is not written, and its default stands)."""
+    return GROUPING_TERMS if groups else GROUPING_VECTORS
 
 
-def sparse_vector_of(collection_name: object, groups: int) -> str:
-    """The sparse named vector of a collection's chunks.
-
-    A collection's group is ``crc32(name) % groups``: stable across processes and machines (unlike
-    Python's ``hash``), so every writer and reader of an index agrees on it."""
-    if groups <= 0:
-        return SPARSE_VECTOR
-    return f"{SPARSE_GROUP_PREFIX}{zlib.crc32(str(collection_name).encode('utf-8')) % groups}"
+def group_of(collection_name: object, groups: int) -> int:
+    """A collection's sparse group: ``crc32(name) % groups``, stable across processes and machines
+    (unlike Python's ``hash``), so every writer and reader of an index agrees on it."""
+    return zlib.crc32(str(collection_name).encode("utf-8")) % groups
 
 
-def sparse_vectors_for(flt: PointFilter, groups: int) -> tuple[str, ...]:
-    """The sparse vectors a search under ``flt`` must query: its collections' groups, or every
-    group when it names no collection (none when it names an empty tuple: nothing matches)."""
-    if groups <= 0:
-        return (SPARSE_VECTOR,)
-    if flt.collection_names is None:
-        return sparse_vector_names(groups)
-    return tuple(sorted({sparse_vector_of(name, groups) for name in flt.collection_names}))
+def _term_offset(group: int) -> int:
+    """What a group adds to its term ids (mod 2**32): a bijection within the group, so its terms
+    stay apart; two groups' ids meet only where two hashes happen to, and a search filters by
+    collection anyway."""
+    return zlib.crc32(f"ragd-sparse-group:{group}".encode("ascii"))
 
 
-def chunk_sparse_name(chunk: StoredChunk, groups: int) -> str:
-    """The sparse named vector ``chunk`` is stored under (its ``meta.collection_name``'s group)."""
-    return sparse_vector_of(chunk.meta.get("collection_name", ""), groups) if groups > 0 else SPARSE_VECTOR
+def _shifted(vector: SparseVector, offset: int) -> SparseVector:
+    ordered = sorted(
+        ((i + offset) & 0xFFFFFFFF, v) for i, v in zip(vector.indices, vector.values, strict=True)
+    )
+    return SparseVector(tuple(i for i, _ in ordered), tuple(v for _, v in ordered))
 
 
-def sparse_of_point(vectors: object) -> Any:
+@dataclass(frozen=True, slots=True)
+class SparseLayout:
+    """Where an index keeps its chunks' sparse (BM25) vectors, from its manifest.
+
+    - ``groups == 0``: the one ``text-sparse`` vector, the term ids as the model made them
+      (``shared/contracts.md`` §1.6).
+    - ``grouping == "terms"``: the one ``text-sparse`` vector, each group's terms with ids of their
+      own (the model's id plus the group's offset, mod 2**32).  A posting list holds one group's
+      chunks, so a search of one collection walks its group's postings only; a search of several
+      groups is one query holding each group's ids.  The storage costs what one vector costs.
+      IDF counts a term's chunks in its group, among all the index's chunks.
+    - ``grouping == "vectors"`` (indexes made before 2026-11-28): one named vector per group,
+      ``text-sparse-g<i>``; a search of several groups queries each and merges the lists.  Each
+      named vector costs the engine its own storage in every segment (32 MB of touched pages per
+      vector per segment while building), which is why new indexes use terms.
+
+    Whatever the layout, a chunk read back carries the model's term ids."""
+
+    groups: int = 0
+    grouping: str = GROUPING_TERMS
+
+    @classmethod
+    def of(cls, manifest: IndexManifest) -> SparseLayout:
+        return cls(manifest.sparse_groups, manifest.sparse_grouping)
+
+    @property
+    def by_vectors(self) -> bool:
+        return self.groups > 0 and self.grouping == GROUPING_VECTORS
+
+    def vector_names(self) -> tuple[str, ...]:
+        """Every sparse named vector of the index."""
+        if not self.by_vectors:
+            return (SPARSE_VECTOR,)
+        return tuple(f"{SPARSE_GROUP_PREFIX}{i}" for i in range(self.groups))
+
+    def stored(self, chunk: StoredChunk, vector: SparseVector) -> tuple[str, SparseVector]:
+        """The named vector ``chunk``'s sparse ``vector`` is stored under, and what is stored."""
+        if self.groups <= 0:
+            return SPARSE_VECTOR, vector
+        group = group_of(chunk.meta.get("collection_name", ""), self.groups)
+        if self.by_vectors:
+            return f"{SPARSE_GROUP_PREFIX}{group}", vector
+        return SPARSE_VECTOR, _shifted(vector, _term_offset(group))
+
+    def queries(self, flt: PointFilter, vector: SparseVector) -> list[tuple[str, SparseVector]]:
+        """The sparse lists a search under ``flt`` runs: ``(named vector, query)`` each.  Its
+        collections' groups, or every group when it names no collection; none when it names an
+        empty tuple (nothing matches).  One list but with ``grouping == "vectors"``."""
+        if self.groups <= 0:
+            return [(SPARSE_VECTOR, vector)]
+        if flt.collection_names is None:
+            groups: list[int] = list(range(self.groups))
+        else:
+            groups = sorted({group_of(name, self.groups) for name in flt.collection_names})
+        if self.by_vectors:
+            return [(f"{SPARSE_GROUP_PREFIX}{g}", vector) for g in groups]
+        if not groups:
+            return []
+        shifted = [_shifted(vector, _term_offset(g)) for g in groups]
+        merged = sorted((i, v) for one in shifted for i, v in zip(one.indices, one.values, strict=True))
+        return [(SPARSE_VECTOR, SparseVector(tuple(i for i, _ in merged), tuple(v for _, v in merged)))]
+
+    def read_back(self, vectors: object, payload: Mapping[str, Any] | None) -> SparseVector | None:
+        """The sparse vector a point holds, with the model's term ids, or None."""
+        found = _sparse_of_point(vectors)
+        if found is None:
+            return None
+        vector = SparseVector(tuple(int(i) for i in found.indices), tuple(float(v) for v in found.values))
+        if self.groups <= 0 or self.by_vectors:
+            return vector
+        meta = (payload or {}).get(META_KEY) or {}
+        group = group_of(meta.get("collection_name", "") if isinstance(meta, Mapping) else "", self.groups)
+        return _shifted(vector, -_term_offset(group))
+
+
+def _sparse_of_point(vectors: object) -> Any:
     """The one sparse vector a point holds (under ``text-sparse`` or its group's name), or None."""
     if isinstance(vectors, Mapping):
         for name, vector in vectors.items():
@@ -384,6 +458,8 @@ def meta_update(values: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     ``fields``), the other meta keys kept; ``disabled`` is :func:`disabled_update`'s alone."""
     if DISABLED_FIELD in values:
         raise InvalidRequest("meta.disabled is set by set_disabled only")
+    if "collection_name" in values:  # the tenant key; a chunk's sparse group follows from it too
+        raise InvalidRequest("meta.collection_name is fixed when a chunk is written")
     return META_KEY, _jsonable(dict(values))
 
 

@@ -15,9 +15,10 @@ open() checks the collection itself.  ``qdrant_client`` is imported here only.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,7 @@ class QdrantStore:
         self._client: AsyncQdrantClient | None = None
         self._dims: dict[str, int] = {}
         self._indexed: set[str] = set()  # field indexes this handle created (local mode reports none)
-        self._sparse_groups = 0
+        self._sparse = pl.SparseLayout()
 
     @classmethod
     def from_settings(cls, settings: StoreSettings) -> QdrantStore:
@@ -136,7 +137,7 @@ class QdrantStore:
                 client = self._client_factory(**self._connect)
             try:
                 with _translated("open"):
-                    await self._open_collection(client, manifest)
+                    opened = await self._open_collection(client, manifest)
             except BaseException:
                 await client.close()
                 raise
@@ -144,14 +145,16 @@ class QdrantStore:
             if self._lock is not None:
                 self._lock.release()
             raise
-        self._client, self._dims = client, pl.dense_vector_names(manifest)
-        self._sparse_groups = manifest.sparse_groups
+        self._client, self._dims = client, pl.dense_vector_names(opened)
+        self._sparse = pl.SparseLayout.of(opened)
 
-    async def _open_collection(self, client: AsyncQdrantClient, manifest: IndexManifest) -> None:
+    async def _open_collection(self, client: AsyncQdrantClient, manifest: IndexManifest) -> IndexManifest:
+        """Create the collection if it is missing; the manifest it is opened with."""
         if not await client.collection_exists(self.collection):
             await self._create(client, manifest)
-        await self._check_existing(client, manifest)
+        opened = await self._check_existing(client, manifest)
         await self._ensure_payload_indexes(client)
+        return opened
 
     async def _create(self, client: AsyncQdrantClient, manifest: IndexManifest) -> None:
         t = self._tuning
@@ -169,7 +172,7 @@ class QdrantStore:
                 },
                 sparse_vectors_config={
                     name: models.SparseVectorParams(modifier=models.Modifier.IDF)
-                    for name in pl.sparse_vector_names(manifest.sparse_groups)
+                    for name in pl.SparseLayout.of(manifest).vector_names()
                 },
                 hnsw_config=models.HnswConfigDiff(
                     m=t.m,
@@ -190,7 +193,7 @@ class QdrantStore:
                 "collection %s was created concurrently by another process; checking it", self.collection
             )
 
-    async def _check_existing(self, client: AsyncQdrantClient, manifest: IndexManifest) -> None:
+    async def _check_existing(self, client: AsyncQdrantClient, manifest: IndexManifest) -> IndexManifest:
         config = (await client.get_collection(self.collection)).config
         stored = (config.metadata or {}).get(METADATA_KEY)
         if not isinstance(stored, dict):
@@ -199,14 +202,15 @@ class QdrantStore:
                 "server older than 1.16 that drops collection metadata)",
                 hint=FIX_HINT,
             )
-        check_manifest(manifest_from_dict(stored, self._where), manifest, self._where)
+        opened = check_manifest(manifest_from_dict(stored, self._where), manifest, self._where)
         problems = _layout_problems(
-            config.params, pl.dense_vector_names(manifest), pl.sparse_vector_names(manifest.sparse_groups)
+            config.params, pl.dense_vector_names(opened), pl.SparseLayout.of(opened).vector_names()
         )
         if problems:
             raise IndexMismatch(
                 f"the {self._where} has another vector layout: " + "; ".join(problems), hint=FIX_HINT
             )
+        return opened
 
     async def _ensure_payload_indexes(self, client: AsyncQdrantClient) -> None:
         existing = (await client.get_collection(self.collection)).payload_schema or {}
@@ -221,6 +225,11 @@ class QdrantStore:
                     )
                 await client.create_payload_index(self.collection, index.key, field_schema=schema, wait=True)
             log.info("created payload index %s on %s", index.key, self.collection)
+
+    @contextlib.asynccontextmanager
+    async def bulk(self) -> AsyncIterator[None]:
+        """A server optimizes on its own while points arrive: nothing to bound here."""
+        yield
 
     async def optimize(self) -> None:
         """Nothing to do: a Qdrant server builds indexes by itself (local mode has none)."""
@@ -248,7 +257,7 @@ class QdrantStore:
 
     async def upsert(self, chunks: Sequence[StoredChunk]) -> None:
         client = self._require_client()
-        points = [_to_point(c, self._dims, self._sparse_groups) for c in chunks]
+        points = [_to_point(c, self._dims, self._sparse) for c in chunks]
         for start in range(0, len(points), UPSERT_BATCH):
             with _translated("upsert"):
                 await client.upsert(self.collection, points[start : start + UPSERT_BATCH], wait=True)
@@ -326,7 +335,7 @@ class QdrantStore:
                 with_payload=True,
                 with_vectors=with_vectors,
             )
-        chunks = [_from_record(r.id, r.payload, r.vector) for r in records]
+        chunks = [_from_record(r.id, r.payload, r.vector, self._sparse) for r in records]
         return chunks, None if next_id is None else pl.canonical_id(next_id)
 
     async def search(self, query: StoreQuery) -> list[Hit]:
@@ -337,10 +346,13 @@ class QdrantStore:
         # local mode searches exactly and warns about search params: send none there
         ef = query.hnsw_ef
         params = None if self._local else _dense_params(self._tuning, filtered=plan.narrows, hnsw_ef=ef)
-        sparse_names = pl.sparse_vectors_for(query.filter, self._sparse_groups)
-        if kind is not SearchMode.DENSE and len(sparse_names) != 1:
-            return await self._grouped(client, query, kind, qfilter, params, sparse_names)
-        sparse_using = sparse_names[0] if sparse_names else pl.SPARSE_VECTOR  # none: a dense search
+        sparse_using = pl.SPARSE_VECTOR
+        if kind is not SearchMode.DENSE and query.sparse is not None:
+            lists = self._sparse.queries(query.filter, query.sparse)
+            if len(lists) != 1:
+                return await self._grouped(client, query, kind, qfilter, params, lists)
+            sparse_using, vector = lists[0]
+            query = dataclasses.replace(query, sparse=vector)
         if kind is not SearchMode.HYBRID:
             vector, using = _vector(query, kind, sparse_using)
             with _translated("search"):
@@ -387,25 +399,23 @@ class QdrantStore:
         kind: SearchMode,
         qfilter: models.Filter,
         params: models.SearchParams | None,
-        sparse_names: Sequence[str],
+        by_group: Sequence[tuple[str, SparseVector]],
     ) -> list[Hit]:
-        """A sparse or hybrid search over several sparse groups: each group's list in one batch
-        (with the dense list), merged by score; a hybrid one fused here and the best fetched by id."""
-        if query.sparse is None:
-            raise ValueError(f"no sparse vector in the {kind.value} query")
-        sparse = _sparse(query.sparse)
+        """A sparse or hybrid search over several sparse named vectors (an index whose groups are
+        vectors): each group's list in one batch (with the dense list), merged by score; a hybrid
+        one fused here and the best fetched by id."""
         alone = kind is SearchMode.SPARSE
         n = query.limit if alone else query.prefetch_limit
         lists = [
             models.QueryRequest(
-                query=sparse,
+                query=_sparse(vector),
                 using=name,
                 filter=qfilter,
                 limit=n,
                 with_payload=alone,
                 with_vector=[pl.dense_vector_name(query.space)] if alone and query.explain else False,
             )
-            for name in sparse_names
+            for name, vector in by_group
         ]
         if not alone:
             dense, dense_using = _vector(query, SearchMode.DENSE)
@@ -565,10 +575,11 @@ def _index_schema(index: pl.PayloadIndex) -> models.PayloadSchemaParams | models
     return models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=index.is_tenant or None)
 
 
-def _to_point(chunk: StoredChunk, dims: dict[str, int], sparse_groups: int = 0) -> models.PointStruct:
+def _to_point(chunk: StoredChunk, dims: dict[str, int], sparse: pl.SparseLayout) -> models.PointStruct:
     vectors: dict[str, Any] = dict([pl.require_dense(chunk, dims)])
     if chunk.sparse is not None:
-        vectors[pl.chunk_sparse_name(chunk, sparse_groups)] = _sparse(chunk.sparse)
+        name, stored = sparse.stored(chunk, chunk.sparse)
+        vectors[name] = _sparse(stored)
     return models.PointStruct(id=str(pl.point_uuid(chunk.id)), vector=vectors, payload=pl.to_payload(chunk))
 
 
@@ -576,17 +587,13 @@ def _sparse(vector: SparseVector) -> models.SparseVector:
     return models.SparseVector(indices=list(vector.indices), values=[float(v) for v in vector.values])
 
 
-def _from_record(raw_id: object, payload: dict[str, Any] | None, vector: Any) -> StoredChunk:
+def _from_record(
+    raw_id: object, payload: dict[str, Any] | None, vector: Any, layout: pl.SparseLayout
+) -> StoredChunk:
     vectors = vector if isinstance(vector, dict) else {}
-    sparse = pl.sparse_of_point(vectors)
     space, dense = pl.dense_of_point(vectors)
-    return pl.from_point(
-        raw_id,
-        payload,
-        dense=dense,
-        sparse=None if sparse is None else SparseVector(tuple(sparse.indices), tuple(sparse.values)),
-        space=space,
-    )
+    sparse = layout.read_back(vectors, payload)
+    return pl.from_point(raw_id, payload, dense=dense, sparse=sparse, space=space)
 
 
 def _vector(query: StoreQuery, kind: SearchMode, sparse_using: str = pl.SPARSE_VECTOR) -> tuple[Any, str]:

@@ -40,6 +40,15 @@ file, rarely not at all.  Measured with ``bench/store_latency.py`` (100k
   memory-mapped from disk: searches scan the int8 copy (in RAM) and read only the candidates they
   rescore, so a large index's resident memory drops by most of the float32 bytes (1.5 GB at 1M
   MiniLM chunks; figures in docs/benchmarks.md).
+* ``bulk_segment_chunks=200_000``: Edge builds indexes only when asked, and every page of its
+  memory-mapped storages that a build writes or reads stays in the process until the segment is
+  unmapped.  A bulk load that asked only at its end built one segment of everything (the 1M-chunk
+  index of 2026-11-27 peaked at 15.7 GB of RSS, ~4 GB of it the benchmark's own corpus).  A bulk
+  load now optimizes every 200k chunks and reopens the shard after each optimize: at 1M chunks in
+  64 sparse groups that peaked at 3.5 GB in 235 s (``bench/sparse_group_build.py``).  Two 200k
+  segments outgrow the engine's merge limit (``max_segment_size``: 256 MB of vectors per indexing
+  thread, ~170k MiniLM chunks a thread; 2 threads here), so they are never merged again.  Every
+  100k, three segments fit one merge, and the merges cost more: 4.5 GB peak in 331 s.
 * ``search_threads=0``: Qdrant Edge's search pool (per-segment reads in
   parallel) gets one thread per CPU.  Left to itself the engine started 8 on
   this 2-core machine; capped at 2 (or 1), a hybrid search with its query
@@ -62,6 +71,7 @@ class IndexTuning:
     max_indexing_threads: int = 0  # 0: the engine picks (all cores)
     payload_on_disk: bool = False
     dense_on_disk: bool = False  # float32 dense vectors memory-mapped (the int8 copy stays in RAM)
+    bulk_segment_chunks: int = 200_000  # a bulk load optimizes every this many chunks (0: at its end)
     # search time
     acorn: bool = True  # ACORN for filtered dense searches (the engine uses it for selective filters)
     hnsw_ef: int | None = None  # None: the engine's default
