@@ -152,6 +152,13 @@ def test_a_search_queries_the_groups_of_its_collections() -> None:
     assert len(every.indices) == GROUPS * len(vector.indices)
     for layout in (by_vectors, by_terms):
         assert layout.queries(PointFilter(collection_names=()), vector) == []
+    # where two groups' shifted ids meet, the query still holds each id once
+    clash = (
+        pl._term_offset(3) - pl._term_offset(2) + 5
+    ) % 2**32  # group 2's id of term `clash` == group 3's of 5
+    meeting = SparseVector((5, clash), (1.0, 0.25))
+    ((_, both_groups),) = by_terms.queries(two, meeting)
+    assert len(set(both_groups.indices)) == len(both_groups.indices) == 3
     assert pl.SparseLayout(0).queries(PointFilter(collection_names=("kb-alpha",)), vector) == [
         ("text-sparse", vector)
     ]

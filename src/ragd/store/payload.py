@@ -286,9 +286,13 @@ class SparseLayout:
             return [(f"{SPARSE_GROUP_PREFIX}{g}", vector) for g in groups]
         if not groups:
             return []
-        shifted = [_shifted(vector, _term_offset(g)) for g in groups]
-        merged = sorted((i, v) for one in shifted for i, v in zip(one.indices, one.values, strict=True))
-        return [(SPARSE_VECTOR, SparseVector(tuple(i for i, _ in merged), tuple(v for _, v in merged)))]
+        merged: dict[int, float] = {}
+        for g in groups:  # two groups' ids may meet (a sparse query's ids must be unique): one stays
+            one = _shifted(vector, _term_offset(g))
+            for i, v in zip(one.indices, one.values, strict=True):
+                merged[i] = max(v, merged.get(i, v))
+        ordered = sorted(merged.items())
+        return [(SPARSE_VECTOR, SparseVector(tuple(i for i, _ in ordered), tuple(v for _, v in ordered)))]
 
     def read_back(self, vectors: object, payload: Mapping[str, Any] | None) -> SparseVector | None:
         """The sparse vector a point holds, with the model's term ids, or None."""
