@@ -12,12 +12,14 @@ Both adapters run the same plan:
   (dense + sparse prefetch, each ``prefetch_limit`` long and filtered, weighted
   RRF), and the two prefetch lists on their own.  Hit.score = RRF score.
 
-With sparse groups (``RAGD_STORE__SPARSE_GROUPS``, :func:`ragd.store.payload.sparse_vector_of`) a
-search whose collections fall in one group runs as above on that group's sparse vector.  One whose
-collections span several groups (or that names none) queries each group's sparse vector in the
-same batch and merges those lists by score (:func:`merge_by_score`): a point lives in one group
-only.  A hybrid search then always fuses here (:func:`fused_plan`, RRF too) and fetches the best
-by id, since the engine's fusion cannot take a merged list as one of its inputs.
+With sparse groups (``RAGD_STORE__SPARSE_GROUPS``, :class:`ragd.store.payload.SparseLayout`) kept
+as term ids (new indexes), a search runs as above with its groups' ids in the one sparse query.
+Kept as named vectors (indexes made before 2026-11-28), a search whose collections fall in one
+group runs as above on that group's sparse vector; one whose collections span several groups (or
+that names none) queries each group's sparse vector in the same batch and merges those lists by
+score (:func:`merge_by_score`): a point lives in one group only.  Such a hybrid search then always
+fuses here (:func:`fused_plan`, RRF too) and fetches the best by id, since the engine's fusion
+cannot take a merged list as one of its inputs.
 
 Either way each hybrid hit's ``scores.dense`` / ``scores.sparse`` come from the component lists
 (None when the hit is not in that list), and the fused rows carry their stored dense vector, so a
