@@ -459,8 +459,7 @@ class _ShardHandle:
         """Flush, close and load the shard again: unmapping its segments hands the pages a build
         touched back to the kernel.  Should the load fail, the store answers StoreUnavailable."""
         with self._mutex:
-            shard, self._engine = self.engine, None
-            _close_shard(shard)
+            self.close_for_good()
             self._engine = self._load()
 
     def close_for_good(self) -> None:
@@ -526,7 +525,8 @@ def _search(
         if len(lists) != 1:
             return _grouped_search(shard, query, kind, edge_filter, params, lists)
         sparse_using, vector = lists[0]
-        query = dataclasses.replace(query, sparse=vector)
+        if vector is not query.sparse:  # its group's term ids
+            query = dataclasses.replace(query, sparse=vector)
     if kind is not SearchMode.HYBRID:
         request = qe.QueryRequest(
             limit=query.limit,

@@ -352,7 +352,8 @@ class QdrantStore:
             if len(lists) != 1:
                 return await self._grouped(client, query, kind, qfilter, params, lists)
             sparse_using, vector = lists[0]
-            query = dataclasses.replace(query, sparse=vector)
+            if vector is not query.sparse:  # its group's term ids
+                query = dataclasses.replace(query, sparse=vector)
         if kind is not SearchMode.HYBRID:
             vector, using = _vector(query, kind, sparse_using)
             with _translated("search"):
