@@ -2,6 +2,7 @@
 
     python bench/search_latency.py [--points 100000] [--queries 300] [--rounds 5] [--index DIR]
                                    [--dense-on-disk] [--sparse-groups G] [--bulk-segment K]
+                                   [--page-cache as-is|cold|warm]
 
 The index holds ``--points`` chunks in 50 tenants: dense vectors are the synthetic
 chunk-like vectors of ``store_latency.py`` (embedding 100k real texts would take an
@@ -77,6 +78,26 @@ def rss_mb() -> float:
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def set_page_cache(where: Path, state: str) -> None:
+    """Put the index's files in the page cache state to time from: "cold" drops their pages (as after
+    a reboot), "warm" reads every file through (as right after a build or a backup).  A page fault
+    maps what is cached around the page, so the resident memory a search leaves depends on it."""
+    if state == "as-is":
+        return
+    os.sync()  # dirty pages are not dropped
+    for path in sorted(p for p in where.rglob("*") if p.is_file()):
+        if state == "cold":
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+        else:
+            with path.open("rb") as f:
+                while f.read(1 << 24):
+                    pass
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -225,11 +246,20 @@ async def main() -> None:
         default=IndexTuning().bulk_segment_chunks,
         help="RAGD_STORE__BULK_SEGMENT_CHUNKS for the build (0: one optimise, at the end)",
     )
+    parser.add_argument(
+        "--page-cache",
+        choices=("as-is", "cold", "warm"),
+        default="as-is",
+        help="with --index DIR reused: drop DIR's pages from the page cache (cold) or read it all"
+        " (warm) before timing",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         where = args.index or Path(tmp)
         near_file = where / "near-queries.npy"
         reuse = near_file.is_file()
+        if reuse:
+            set_page_cache(where, args.page_cache)
         dense = OnnxDenseEmbedder.from_settings(EmbeddingSettings(query_cache=0), Path(tmp) / "models")
         sparse = Bm25SparseEmbedder(SparseSettings().language)  # the default: per-query language
         tuning = IndexTuning(

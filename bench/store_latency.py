@@ -41,7 +41,7 @@ import qdrant_edge as qe
 
 from ragd.store import edge_store
 from ragd.store.edge_store import EdgeStore
-from ragd.store.payload import filter_plan
+from ragd.store.payload import SPARSE_VECTOR, filter_plan
 from ragd.store.tuning import IndexTuning
 from ragd.types import IndexManifest, PointFilter, SparseVector, StoredChunk, StoreQuery
 
@@ -173,8 +173,10 @@ async def report(store: EdgeStore, corpus: Corpus, args: argparse.Namespace) -> 
 
     def fused_only(q: StoreQuery) -> Callable[[], Awaitable[object]]:
         flt = edge_store._edge_filter(filter_plan(q.filter))
-        params = edge_store._dense_params(store._tuning, filtered=flt is not None)
-        request = edge_store._hybrid_requests(q, flt, params)[0]
+        dense_list = edge_store._DenseList(
+            q, flt, store._tuning, filtered=flt is not None, segments=store._segments
+        )
+        request = edge_store._hybrid_requests(q, flt, dense_list, SPARSE_VECTOR)[0]
         return lambda: store._run(lambda: shard.query(request))
 
     three = PointFilter(collection_names=tuple(f"t{i}" for i in range(3)))
@@ -204,23 +206,32 @@ async def report(store: EdgeStore, corpus: Corpus, args: argparse.Namespace) -> 
 async def params_sweep(store: EdgeStore, corpus: Corpus, qs: list[tuple[int, StoreQuery]]) -> None:
     """Recall@10 and latency of the tenant-filtered dense search under a few search parameters."""
     shard = store._require_shard()
-    sweep = {
-        "engine defaults": None,
-        "ragd's (the store's tuning)": edge_store._dense_params(store._tuning, filtered=True),
-        "ACORN, nothing else": qe.SearchParams(acorn=qe.AcornSearchParams(enable=True)),
-        "hnsw_ef=256": qe.SearchParams(hnsw_ef=256),
-        "exact": qe.SearchParams(exact=True),
+
+    def with_params(params: qe.SearchParams | None) -> Callable[[StoreQuery], qe.QueryRequest]:
+        return lambda q: qe.QueryRequest(
+            limit=10,
+            query=qe.Query.Nearest(np.asarray(q.dense).tolist(), using="text-dense"),
+            filter=edge_store._edge_filter(filter_plan(q.filter)),
+            params=params,
+        )
+
+    def ragd_s(q: StoreQuery) -> qe.QueryRequest:  # the store's dense list, asked as the store asks it
+        flt = edge_store._edge_filter(filter_plan(q.filter))
+        dense_list = edge_store._DenseList(q, flt, store._tuning, filtered=True, segments=store._segments)
+        return dense_list.request(10, with_payload=False)
+
+    sweep: dict[str, Callable[[StoreQuery], qe.QueryRequest]] = {
+        "engine defaults": with_params(None),
+        "ragd's (the store's tuning)": ragd_s,
+        "ACORN, nothing else": with_params(qe.SearchParams(acorn=qe.AcornSearchParams(enable=True))),
+        "hnsw_ef=256": with_params(qe.SearchParams(hnsw_ef=256)),
+        "exact": with_params(qe.SearchParams(exact=True)),
     }
-    for name, params in sweep.items():
+    for name, make in sweep.items():
         hits, samples = [], []
         for _, q in qs:
             assert q.dense is not None
-            request = qe.QueryRequest(
-                limit=10,
-                query=qe.Query.Nearest(q.dense.tolist(), using="text-dense"),
-                filter=edge_store._edge_filter(filter_plan(q.filter)),
-                params=params,
-            )
+            request = make(q)
             start = time.perf_counter()
             points = await store._run(lambda r=request: shard.query(r))  # type: ignore[misc]
             samples.append((time.perf_counter() - start) * 1000)

@@ -11,16 +11,18 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+import qdrant_edge as qe
 
 from ragd.errors import ConfigurationError, IndexMismatch, StoreLocked
 from ragd.settings import StoreSettings
-from ragd.store.edge_store import EdgeStore
+from ragd.store.edge_store import RESCORE_ONCE_FROM_SEGMENTS, EdgeStore
 from ragd.store.manifest_io import MANIFEST_FILE
 from ragd.store.tuning import IndexTuning
-from ragd.types import PointFilter, StoreQuery
+from ragd.types import FusionMethod, FusionParams, PointFilter, StoreQuery
 
 from .data import DIM, corpus, manifest, query_near
 
@@ -167,6 +169,101 @@ async def test_optimize_builds_the_index_in_the_background_and_search_still_work
     assert any("nothing to do" in r.getMessage() for r in caplog.records)
     assert (await store.stats())["indexed_vectors"] == before + len(data.chunks)
     await store.close()
+
+
+class _Recorded:
+    """The real shard, with every query request it was sent recorded (prefetches included)."""
+
+    def __init__(self, shard: Any) -> None:
+        self.shard = shard
+        self.requests: list[Any] = []
+
+    def query(self, request: Any) -> Any:
+        self.requests.append(request)
+        return self.shard.query(request)
+
+    def query_batch(self, batch: Any) -> Any:
+        self.requests.extend(batch.queries)
+        return self.shard.query_batch(batch)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.shard, name)
+
+
+async def _exact_top(store: EdgeStore, recorder: _Recorded, data: Any, rng: np.random.Generator) -> list[Any]:
+    """Dense searches near chunks of each collection: their hits are the exact top 10 by cosine,
+    with exact cosine scores (an int8 score is off by ~1e-3).  Returns the dense requests sent."""
+    recorder.requests.clear()
+    for collection in sorted({str(c.meta["collection_name"]) for c in data.chunks}):
+        members = [c for c in data.chunks if c.meta["collection_name"] == collection]
+        q = query_near(rng, members[int(rng.integers(len(members)))].dense)
+        vectors = np.stack([c.dense / np.linalg.norm(c.dense) for c in members])
+        cosines = vectors @ q
+        best = np.argsort(-cosines)[:10]
+        hits = await store.search(StoreQuery(PointFilter(collection_names=(collection,)), 10, dense=q))
+        assert [h.id for h in hits] == [members[i].id for i in best]
+        assert [h.scores.dense for h in hits] == pytest.approx([float(cosines[i]) for i in best], abs=1e-5)
+    return list(recorder.requests)
+
+
+async def test_a_dense_list_of_several_segments_rescores_its_candidates_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index of several sealed segments (a bulk load's) asks a dense list in two stages: every
+    segment's int8 candidates, none rescored, then the pooled candidates rescored once with their
+    float32 vectors (the engine would rescore in each segment, reading each segment's share again).
+    The hits are still the exact top k with exact cosines.  One sealed segment: one stage.
+
+    A 1M-chunk bulk load's 200k segments are past the engine's merge limit, so they stay apart; here
+    the limit is shrunk to 1 KB, or the engine would merge these small segments."""
+    engine_config = qe.EdgeOptimizersConfig
+    monkeypatch.setattr(
+        qe,
+        "EdgeOptimizersConfig",
+        lambda **kwargs: engine_config(**kwargs, max_segment_size=1),
+    )
+    tuning = IndexTuning(indexing_threshold_kb=100, full_scan_threshold_kb=10, bulk_segment_chunks=200)
+    data = corpus(files_per_collection=10, chunks_per_file=20)  # 600 points: three bulk segments
+    rng = np.random.default_rng(4)
+
+    several = EdgeStore(tmp_path / "several", tuning=tuning)
+    await several.open(manifest())
+    async with several.bulk():
+        for start in range(0, 600, 100):
+            await several.upsert(data.chunks[start : start + 100])
+    assert (await several.stats())["segments"] >= RESCORE_ONCE_FROM_SEGMENTS
+    recorder = _Recorded(several._shard)
+    several._shard = recorder  # type: ignore[assignment]
+    for request in await _exact_top(several, recorder, data, rng):
+        (candidates,) = request.prefetches
+        assert candidates.limit == 10 * tuning.oversampling  # a segment's best, by int8 score
+        assert candidates.params.quantization.rescore is False
+        assert request.params.quantization.rescore is True  # the pooled candidates, once
+        assert request.params.quantization.oversampling == tuning.oversampling  # all of them
+    target = data.chunks[123]
+    flt = PointFilter(collection_names=(str(target.meta["collection_name"]),))
+    for method in FusionMethod:  # RRF: the fused query's dense prefetch has the same two stages
+        query = StoreQuery(
+            flt, 5, dense=target.dense, sparse=target.sparse, fusion=FusionParams(method=method)
+        )
+        hits = await several.search(query)
+        assert hits[0].id == target.id
+        assert hits[0].scores.dense == pytest.approx(1.0, abs=1e-5)
+    several._shard = recorder.shard
+    await several.close()
+
+    one = EdgeStore(tmp_path / "one", tuning=tuning)
+    await one.open(manifest())
+    await one.upsert(data.chunks)
+    await one.optimize()
+    assert (await one.stats())["segments"] < RESCORE_ONCE_FROM_SEGMENTS
+    recorder = _Recorded(one._shard)
+    one._shard = recorder  # type: ignore[assignment]
+    for request in await _exact_top(one, recorder, data, rng):
+        assert not request.prefetches
+        assert request.params.quantization.rescore is True
+    one._shard = recorder.shard
+    await one.close()
 
 
 async def test_a_bulk_load_builds_its_indexes_every_so_many_chunks(

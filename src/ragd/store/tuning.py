@@ -36,6 +36,10 @@ file, rarely not at all.  Measured with ``bench/store_latency.py`` (100k
   a chunk for MiniLM.  An index built without it gains it at its next optimize; turned off,
   searches send ``ignore=true`` at once (without it, an index that still held its copy was
   scanned in int8 and returned int8 scores until an optimize dropped the copy).
+* Rescoring happens in each segment, so an embedded index of several sealed segments (a bulk
+  load's) asks its dense lists in two stages: every segment's int8 candidates, then those pooled
+  and rescored once (``edge_store._DenseList``).  A bulk-built 1M index of five segments, cold page
+  cache: resident at the end of 2,700 searches 3.21 -> 2.51 GB, hybrid p99 23 -> 12 ms.
 * ``dense_on_disk=False``: the float32 dense vectors live in RAM.  With ``True`` they are
   memory-mapped from disk: searches scan the int8 copy (in RAM) and read only the candidates they
   rescore, so a large index's resident memory drops by most of the float32 bytes (1.5 GB at 1M
