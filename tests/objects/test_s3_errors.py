@@ -172,7 +172,7 @@ async def test_a_server_that_does_not_answer_times_out(
     assert time.monotonic() - started < 5.0
     assert_actionable(caught.value, scripted_server.port, "s3://bkt/", "did not answer within 0.3 s")
     assert "RAGD_S3__TIMEOUT_S" in str(caught.value.hint)
-    assert len(scripted_server.requests_to("GET", "/bkt")) == 1
+    assert len(await scripted_server.received("GET", "/bkt")) == 1  # one attempt, not retried
 
 
 async def test_persistent_server_errors_fail_after_three_attempts(

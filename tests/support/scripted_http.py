@@ -28,6 +28,7 @@ connections and joins every thread: nothing leaks a ResourceWarning.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json as jsonlib
 import socket
@@ -191,6 +192,14 @@ class ScriptedServer:
 
     def requests_to(self, method: str, path: str) -> list[RecordedRequest]:
         return [r for r in self.requests if r.method == method.upper() and r.path == path]
+
+    async def received(self, method: str, path: str, *, timeout_s: float = 5.0) -> list[RecordedRequest]:
+        """``requests_to`` once at least one has arrived (or ``timeout_s`` passed).  A client that
+        gave up (its timeout) may return before this server's thread read the request it sent."""
+        deadline = time.monotonic() + timeout_s
+        while not (found := self.requests_to(method, path)) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return found
 
     def pending(self) -> dict[tuple[str, str], int]:
         """Scripted replies not yet used, by route."""
