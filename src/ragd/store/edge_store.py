@@ -782,7 +782,8 @@ class _DenseList:
     segments, rescored once (the second stage's own ``oversampling`` covers every candidate a segment
     holds).  The candidates and the exact cosine scores are those one segment would give.  With one
     sealed segment the one stage reads the same vectors and costs less (at 100k chunks the two
-    stages cost 0.1–0.45 ms more a search), so it stays.  Without the int8 copy: one exact stage."""
+    stages cost 0.1–1.1 ms more a search, most when the page cache is cold), so it stays.  Without
+    the int8 copy: one exact stage."""
 
     def __init__(
         self,
