@@ -247,8 +247,7 @@ class EdgeStore:
             shard = self._shard
             if shard is not None:
                 started = time.perf_counter()
-                await self._run(shard.reopen)
-                await self._count_segments()
+                await self._run(shard.reopen)  # the same segments: optimize() counted them
                 log.info("bulk load: %s reopened in %.1f s", self.root, time.perf_counter() - started)
 
     def _log_optimized(self, done: asyncio.Future[bool]) -> None:

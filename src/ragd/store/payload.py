@@ -27,7 +27,7 @@ import enum
 import re
 import uuid
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -222,9 +222,13 @@ def _term_offset(group: int) -> int:
 
 
 def _shifted(vector: SparseVector, offset: int) -> SparseVector:
-    ordered = sorted(
+    return _sorted_vector(
         ((i + offset) & 0xFFFFFFFF, v) for i, v in zip(vector.indices, vector.values, strict=True)
     )
+
+
+def _sorted_vector(terms: Iterable[tuple[int, float]]) -> SparseVector:
+    ordered = sorted(terms)
     return SparseVector(tuple(i for i, _ in ordered), tuple(v for _, v in ordered))
 
 
@@ -291,8 +295,7 @@ class SparseLayout:
             one = _shifted(vector, _term_offset(g))
             for i, v in zip(one.indices, one.values, strict=True):
                 merged[i] = max(v, merged.get(i, v))
-        ordered = sorted(merged.items())
-        return [(SPARSE_VECTOR, SparseVector(tuple(i for i, _ in ordered), tuple(v for _, v in ordered)))]
+        return [(SPARSE_VECTOR, _sorted_vector(merged.items()))]
 
     def read_back(self, vectors: object, payload: Mapping[str, Any] | None) -> SparseVector | None:
         """The sparse vector a point holds, with the model's term ids, or None."""
