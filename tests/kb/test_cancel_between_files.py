@@ -1,5 +1,6 @@
 """Cancelling a running job takes effect between files: the file in flight finishes whole, no new
 file starts, the job ends ``cancelled`` and a sync stopped early removes nothing it did not see.
+A source removed while it syncs leaves nothing behind: not the file its sync was indexing.
 
 Real services and the real job worker; the cancel is requested while the third file is being
 indexed (through the catalog, as ``POST /api/v1/jobs/{id}/cancel`` does).
@@ -16,7 +17,7 @@ from ragd.bootstrap import open_services
 from ragd.kb import runs
 from ragd.kb.datasets import create_dataset
 from ragd.kb.files import list_files
-from ragd.kb.sources import add_source, sync_source
+from ragd.kb.sources import add_source, list_sources, remove_source, sync_source
 from ragd.kb_types import JobStatus, Principal, SourceKind
 from ragd.settings import EmbeddingSettings, Settings
 from ragd.types import PointFilter
@@ -78,3 +79,41 @@ async def test_cancel_stops_between_files_and_keeps_what_the_scan_did_not_see(
             assert chunks == files[name].chunks > 0, name
         items = {i.key: (i.stage.value, i.error_code) for i in await kb.catalog.items(done.id)}
         assert not [k for k, (stage, _) in items.items() if stage in ("queued", "fetching", "indexing")]
+
+
+async def test_a_source_removed_mid_sync_leaves_no_file_behind(
+    tmp_path: Path, model_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "docs"
+    for name in ("a.md", "b.md", "c.md"):
+        note(folder, name)
+    settings = Settings(data_dir=tmp_path / "data", embedding=EmbeddingSettings(cache_dir=model_cache))
+    async with open_services(settings) as services:
+        kb = services.knowledge()
+        tenant = await kb.catalog.create_tenant("t")
+        ds = await create_dataset(kb, SERVICE, name="folder", tenant_id=tenant.id)
+        monkeypatch.setattr(runs, "ITEM_CONCURRENCY", 1)
+        real_index = runs.index_content
+        started: list[str] = []
+        removed: list[int] = []
+
+        # the source goes (DELETE .../sources/{id}) after b.md's record is written, before its chunks
+        async def remove_source_at_second(ctx: Any, dataset: Any, entry: Any, content: Any) -> Any:
+            started.append(entry.name)
+            if len(started) == 2:
+                removed.append(await remove_source(kb, SERVICE, ds.id, entry.source_id))
+            return await real_index(ctx, dataset, entry, content)
+
+        monkeypatch.setattr(runs, "index_content", remove_source_at_second)
+        spec, job = await add_source(
+            kb, SERVICE, ds.id, SourceKind.FOLDER, {"path": str(folder)}, folder_roots=[], allow_private=False
+        )
+        done = await run_to_end(kb, job)
+
+        assert started == ["a.md", "b.md"], "no file starts once the source is being removed"
+        assert removed == [2]  # a.md indexed, b.md recorded
+        assert done.status is JobStatus.CANCELLED, done
+        assert await list_files(kb, SERVICE, ds.id) == []
+        assert await services.store.count(PointFilter(collection_names=(ds.collection_name,))) == 0
+        assert await list_sources(kb, SERVICE, ds.id) == []
+        assert await kb.catalog.ledger(spec.id) == {}

@@ -183,6 +183,16 @@ async def remove_file(ctx: KbContext, dataset: Dataset, entry: FileEntry) -> int
     return removed
 
 
+async def remove_source_files(ctx: KbContext, dataset: Dataset, source_id: str) -> int:
+    """Every file ``source_id`` brought into ``dataset``, removed; returns how many."""
+    removed = 0
+    for entry in await ctx.catalog.list_files(dataset.id, limit=1_000_000):
+        if entry.source_id == source_id:
+            await remove_file(ctx, dataset, entry)
+            removed += 1
+    return removed
+
+
 @audit.audited("file.reindex", "dataset", "dataset_id")
 async def reindex(
     ctx: KbContext, principal: Principal, dataset_id: str, file_ids: Sequence[str] | None = None

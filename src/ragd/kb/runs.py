@@ -26,7 +26,7 @@ from dataclasses import replace
 
 from ragd.errors import NotFound, RagError
 from ragd.kb.context import KbContext
-from ragd.kb.files import remove_file
+from ragd.kb.files import remove_file, remove_source_files
 from ragd.kb.grants import refuse_disabled
 from ragd.kb.indexing import index_content, index_entry, source_file_id
 from ragd.kb.source_metadata import apply_source_metadata, source_label
@@ -167,9 +167,26 @@ async def run_sync(ctx: KbContext, job: Job, dataset: Dataset, cancel: CancelSig
             if not key.startswith(sync.hidden):  # hidden from this scan by a failure: unknown
                 await sync.vanished(ledger[key])
     except RagError as exc:
+        await _unless_removed(ctx, dataset, source, exc)
         await ctx.catalog.mark_synced(source.id, time.time(), f"{exc.code}: {exc}"[:2000])
         raise
+    except CancelRequested as exc:
+        await _unless_removed(ctx, dataset, source, exc)
+        raise
+    await _unless_removed(ctx, dataset, source, None)
     await ctx.catalog.mark_synced(source.id, time.time(), None)
+
+
+async def _unless_removed(
+    ctx: KbContext, dataset: Dataset, source: SourceSpec, cause: BaseException | None
+) -> None:
+    """A source removed while it synced: the files its items wrote after the removal's sweep go
+    too, and the sync ends cancelled (its items fail on the missing source, or nothing did)."""
+    if await ctx.catalog.get_source(source.id) is not None:
+        return
+    removed = await remove_source_files(ctx, dataset, source.id)
+    log.info("sync of removed source %s: %d file(s) written meanwhile removed", source.id, removed)
+    raise CancelRequested("the source was removed while it synced") from cause
 
 
 class _Sync:

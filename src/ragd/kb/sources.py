@@ -32,9 +32,9 @@ from ragd.errors import Forbidden, InvalidRequest, NotFound, PrivateAddress
 from ragd.kb import audit, grants
 from ragd.kb.access import readable, require_admin, writable
 from ragd.kb.context import KbContext
-from ragd.kb.files import new_job, remove_file
+from ragd.kb.files import new_job, remove_source_files
 from ragd.kb.grant_reach import source_reach
-from ragd.kb_types import Dataset, Job, JobKind, Principal, SourceKind, SourceSpec
+from ragd.kb_types import Dataset, Job, JobKind, JobStatus, Principal, SourceKind, SourceSpec
 from ragd.objects.base import check_bucket
 from ragd.sources.address_guard import public_addresses
 from ragd.sources.urls import parse_start_url
@@ -270,16 +270,23 @@ async def enable_source(ctx: KbContext, principal: Principal, dataset_id: str, s
 
 @audit.audited("source.remove", "source", "source_id")
 async def remove_source(ctx: KbContext, principal: Principal, dataset_id: str, source_id: str) -> int:
-    """The source, its ledger and every file it brought in; returns the files removed."""
+    """The source, its ledger and every file it brought in; returns the files removed.
+
+    Its syncs are cancelled first.  One in flight finishes the items it has started: a file it
+    writes before the source's record goes is removed by the second sweep, one it writes after
+    by the sync itself when it ends (``runs.run_sync``)."""
     dataset = await writable(principal, ctx.catalog, dataset_id)
     audit.note(tenant_id=dataset.tenant_id, dataset_id=dataset.id)
     require_admin(principal, dataset.tenant_id)
     spec = await _source_of(ctx, dataset, source_id)
-    removed = 0
-    for entry in await ctx.catalog.list_files(dataset.id, limit=1_000_000):
-        if entry.source_id == spec.id:
-            await remove_file(ctx, dataset, entry)
-            removed += 1
+    active = await ctx.catalog.list_jobs(
+        dataset.tenant_id, limit=10_000, statuses=(JobStatus.QUEUED, JobStatus.RUNNING)
+    )
+    for job in active:
+        if job.kind is JobKind.SYNC and job.payload.get("source_id") == spec.id:
+            await ctx.catalog.request_cancel(job.id)
+    removed = await remove_source_files(ctx, dataset, spec.id)
     await ctx.catalog.delete_source(spec.id)
+    removed += await remove_source_files(ctx, dataset, spec.id)
     audit.note(files_removed=removed)
     return removed
