@@ -15,7 +15,7 @@ sample (2,000) 0.7433  0.7574  0.7854       0.8031
 Same order, nearly the same gaps (default − RRF 0.020 / 0.018, RRF − BM25 0.026 / 0.028): the
 sample's figures are higher (fewer distractors) and are compared only with the sample's.
 ``RAGD_FULL_EVAL=1`` also runs the full corpus (about ten minutes on 2 cores) against its own bar.
-XQuAD-de: the English dense model is weak on German; hybrid must not fall below BM25 (0.9417 vs 0.9338).
+XQuAD-de is gated in ``test_quality_xquad.py`` (its own file, so another worker runs it beside this one).
 """
 
 from __future__ import annotations
@@ -25,37 +25,16 @@ from pathlib import Path
 
 import pytest
 
-from ragd.bootstrap import open_services
-from ragd.evaluation.beir import Dataset, load_dataset
-from ragd.evaluation.runner import ModeResult, evaluate_mode, index_dataset
-from ragd.settings import EmbeddingSettings, RetrievalSettings, Settings
+from ragd.evaluation.beir import load_dataset
+from ragd.settings import RetrievalSettings
 from ragd.types import FusionMethod, SearchMode
 from tests.conftest import shared_path
+from tests.evaluation.quality_run import run_eval
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared]
 
 #: the gate's sample of SciFact: see the module docstring and docs/benchmarks.md
 SCIFACT_SAMPLE_DOCS = 2000
-
-
-async def run_eval(
-    dataset: Dataset,
-    data_dir: Path,
-    cache: Path,
-    modes: tuple[SearchMode, ...] = tuple(SearchMode),
-    retrieval: RetrievalSettings | None = None,
-) -> dict[SearchMode, ModeResult]:
-    """Index ``dataset`` in ``data_dir`` (already indexed documents are skipped) and score ``modes``."""
-    settings = Settings(
-        data_dir=data_dir,
-        embedding=EmbeddingSettings(cache_dir=cache),
-        retrieval=retrieval or RetrievalSettings(),
-    )
-    async with open_services(settings) as services:
-        indexed = await index_dataset(services.ingestor, dataset)
-        assert indexed.documents + indexed.empty == len(dataset.corpus)
-        await services.store.optimize()
-        return {m: await evaluate_mode(services.pipeline, dataset, m) for m in modes}
 
 
 async def test_scifact_sample_hybrid_beats_both_paths_and_rrf(tmp_path: Path, model_cache: Path) -> None:
@@ -97,13 +76,3 @@ async def test_scifact_hybrid_beats_both_paths_and_reaches_the_bar(tmp_path: Pat
     assert hybrid >= 0.73
     assert hybrid > max(dense, sparse)
     assert results[SearchMode.HYBRID].recall_at_100 >= 0.9
-
-
-async def test_xquad_de_hybrid_stays_with_bm25(tmp_path: Path, model_cache: Path) -> None:
-    # dense alone (0.704 here) is not part of the bar: not evaluated, to keep the suite short
-    dataset = load_dataset(shared_path("datasets", "xquad-de"))
-    results = await run_eval(dataset, tmp_path, model_cache, (SearchMode.HYBRID, SearchMode.SPARSE))
-    hybrid, sparse = results[SearchMode.HYBRID].ndcg_at_10, results[SearchMode.SPARSE].ndcg_at_10
-    print(f"xquad-de nDCG@10 hybrid={hybrid:.4f} sparse={sparse:.4f}")
-    assert sparse >= 0.9, "German stemming and stop words make BM25 strong here (reference 0.941)"
-    assert hybrid >= sparse
