@@ -82,8 +82,7 @@ def test(extra: list[str]) -> None:
     run(BIN / "ruff", "format", "--check", "src", "tests", "bench", "tools", "dev.py", env=e)
     run(BIN / "mypy", env=e)
     run(BIN / "lint-imports", env=e)
-    # workers take files in collection order: the longest first (tests/conftest.py LONGEST_FIRST)
-    parallel = [] if WORKERS == "0" else ["-n", WORKERS, "--dist", "loadfile", "--no-loadscope-reorder"]
+    parallel = [] if WORKERS == "0" else ["-n", WORKERS, "--dist", "loadfile"]
     run(PY, "-m", "pytest", *parallel, *(["-m", FAST] if fast else []), *args, env=e)
     print(f"dev.py test{' --fast' if fast else ''}: {time.monotonic() - started:.0f} s", flush=True)
 

@@ -86,25 +86,11 @@ def catalog_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url
 
 
-#: the files that take longest in the full run (measured: docs/testing.md, "Where the time goes"),
-#: longest first.  Workers take files in collection order (dev.py passes --no-loadscope-reorder),
-#: so these start at once and run beside the rest instead of after it.
-LONGEST_FIRST = (
-    "tests/evaluation/test_quality.py",
-    "tests/test_cli.py",
-    "tests/test_serve.py",
-    "tests/api/test_openapi_fuzz.py",
-    "tests/kb/test_worker_kill.py",
-    "tests/test_hostile_inputs.py",
-)
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/ui drives a browser: mark it, so ``-m "not browser"`` (the fast tier,
     ``python3 dev.py test --fast``) leaves them out without each module having to say so.  A test
     marked ``slow_on_postgres`` is slow in its PostgreSQL case only (its catalog parameter, of
-    ``catalog_url`` or ``kb_server``, is "postgres"): the SQLite case stays in the fast tier.
-    The files of ``LONGEST_FIRST`` are put first, in its order; the rest keep theirs."""
+    ``catalog_url`` or ``kb_server``, is "postgres"): the SQLite case stays in the fast tier."""
     browser = pytest.mark.browser
     for item in items:
         if "ui" in item.path.relative_to(REPO).parts[1:2]:
@@ -112,5 +98,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         params = item.callspec.params if hasattr(item, "callspec") else {}
         if item.get_closest_marker("slow_on_postgres") and "postgres" in params.values():
             item.add_marker(pytest.mark.slow)
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.relative_to(REPO).as_posix(), len(rank)))
