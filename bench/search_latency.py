@@ -2,7 +2,7 @@
 
     python bench/search_latency.py [--points 100000] [--queries 300] [--rounds 5] [--index DIR]
                                    [--dense-on-disk] [--sparse-groups G] [--bulk-segment K]
-                                   [--page-cache as-is|cold|warm]
+                                   [--page-cache as-is|cold|warm] [--served-writes]
 
 The index holds ``--points`` chunks in 50 tenants: dense vectors are the synthetic
 chunk-like vectors of ``store_latency.py`` (embedding 100k real texts would take an
@@ -152,12 +152,16 @@ def chunk_batch(corpus: StreamCorpus, sparse: Bm25SparseEmbedder, start: int, si
     ]
 
 
-async def build(store: EdgeStore, corpus: StreamCorpus, sparse: Bm25SparseEmbedder) -> None:
+async def build(store: EdgeStore, corpus: StreamCorpus, sparse: Bm25SparseEmbedder, *, served: bool) -> None:
     started = time.perf_counter()
-    async with store.bulk():  # as ``ragd ingest`` writes: indexes built every bulk_segment_chunks
+    if served:  # as a served dataset's jobs write: plain upserts, nothing optimised
         for start in range(0, corpus.n, 2048):
             await store.upsert(chunk_batch(corpus, sparse, start, 2048))
-    await store.optimize()
+    else:
+        async with store.bulk():  # as ``ragd ingest`` writes: indexes built every bulk_segment_chunks
+            for start in range(0, corpus.n, 2048):
+                await store.upsert(chunk_batch(corpus, sparse, start, 2048))
+        await store.optimize()
     print(
         f"indexed {corpus.n} chunks in {time.perf_counter() - started:.0f} s;"
         f" resident memory {rss_mb():.0f} MB, peak {peak_rss_mb():.0f} MB"
@@ -247,6 +251,11 @@ async def main() -> None:
         help="RAGD_STORE__BULK_SEGMENT_CHUNKS for the build (0: one optimise, at the end)",
     )
     parser.add_argument(
+        "--served-writes",
+        action="store_true",
+        help="build as a served dataset's jobs write (upserts outside bulk(), no optimise)",
+    )
+    parser.add_argument(
         "--page-cache",
         choices=("as-is", "cold", "warm"),
         default="as-is",
@@ -285,7 +294,7 @@ async def main() -> None:
             near_queries = np.load(near_file)
         else:
             corpus = StreamCorpus(args.points, args.seed, vocabulary())
-            await build(store, corpus, sparse)
+            await build(store, corpus, sparse, served=args.served_writes)
             near_queries = near_vectors(corpus, args.seed)
             if args.index is not None:  # time it in a fresh process: a server's memory, not the builder's
                 np.save(near_file, near_queries)

@@ -8,6 +8,7 @@ indexed (through the catalog, as ``POST /api/v1/jobs/{id}/cancel`` does).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 
 from ragd.bootstrap import open_services
 from ragd.kb import runs
+from ragd.kb import sources as kb_sources
 from ragd.kb.datasets import create_dataset
 from ragd.kb.files import list_files
 from ragd.kb.sources import add_source, list_sources, remove_source, sync_source
@@ -81,9 +83,13 @@ async def test_cancel_stops_between_files_and_keeps_what_the_scan_did_not_see(
         assert not [k for k, (stage, _) in items.items() if stage in ("queued", "fetching", "indexing")]
 
 
+@pytest.mark.parametrize("waits_s", [10.0, 0.0], ids=["removal-waits", "sync-ends-later"])
 async def test_a_source_removed_mid_sync_leaves_no_file_behind(
-    tmp_path: Path, model_cache: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, model_cache: Path, monkeypatch: pytest.MonkeyPatch, waits_s: float
 ) -> None:
+    """The removal waits for the sync to end (up to REMOVAL_WAITS_S); a sync that outlasts the wait
+    removes the file it wrote after the source went when it ends (0 s: it always outlasts it)."""
+    monkeypatch.setattr(kb_sources, "REMOVAL_WAITS_S", waits_s)
     folder = tmp_path / "docs"
     for name in ("a.md", "b.md", "c.md"):
         note(folder, name)
@@ -95,13 +101,16 @@ async def test_a_source_removed_mid_sync_leaves_no_file_behind(
         monkeypatch.setattr(runs, "ITEM_CONCURRENCY", 1)
         real_index = runs.index_content
         started: list[str] = []
-        removed: list[int] = []
+        removal: list[asyncio.Task[int]] = []
 
-        # the source goes (DELETE .../sources/{id}) after b.md's record is written, before its chunks
+        # DELETE .../sources/{id} comes after b.md's record is written, before its chunks: the
+        # removal's first sweep and the source's record are gone before b.md is indexed
         async def remove_source_at_second(ctx: Any, dataset: Any, entry: Any, content: Any) -> Any:
             started.append(entry.name)
             if len(started) == 2:
-                removed.append(await remove_source(kb, SERVICE, ds.id, entry.source_id))
+                removal.append(asyncio.create_task(remove_source(kb, SERVICE, ds.id, entry.source_id)))
+                while await kb.catalog.get_source(entry.source_id) is not None:
+                    await asyncio.sleep(0.01)
             return await real_index(ctx, dataset, entry, content)
 
         monkeypatch.setattr(runs, "index_content", remove_source_at_second)
@@ -109,9 +118,10 @@ async def test_a_source_removed_mid_sync_leaves_no_file_behind(
             kb, SERVICE, ds.id, SourceKind.FOLDER, {"path": str(folder)}, folder_roots=[], allow_private=False
         )
         done = await run_to_end(kb, job)
+        removed = await removal[0]  # it waited for the sync to end
 
         assert started == ["a.md", "b.md"], "no file starts once the source is being removed"
-        assert removed == [2]  # a.md indexed, b.md recorded
+        assert removed == 2  # a.md indexed, b.md recorded; b.md written again is the sync's to remove
         assert done.status is JobStatus.CANCELLED, done
         assert await list_files(kb, SERVICE, ds.id) == []
         assert await services.store.count(PointFilter(collection_names=(ds.collection_name,))) == 0

@@ -19,6 +19,7 @@ source on a private address is marked ``"allow_private": true`` in its config.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -268,13 +269,30 @@ async def enable_source(ctx: KbContext, principal: Principal, dataset_id: str, s
     return enabled
 
 
+#: how long removing a source waits for its cancelled syncs to end (each finishes the item in hand)
+REMOVAL_WAITS_S = 10.0
+
+
+async def _until_ended(ctx: KbContext, job_ids: Sequence[str], seconds: float) -> None:
+    """Wait until none of ``job_ids`` is queued or running, or ``seconds`` have passed."""
+    deadline = time.monotonic() + seconds
+    pending = list(job_ids)
+    while pending:
+        jobs = [await ctx.catalog.get_job(job_id) for job_id in pending]
+        pending = [job.id for job in jobs if job is not None and not job.status.finished]
+        if not pending or time.monotonic() >= deadline:
+            return
+        await asyncio.sleep(0.1)
+
+
 @audit.audited("source.remove", "source", "source_id")
 async def remove_source(ctx: KbContext, principal: Principal, dataset_id: str, source_id: str) -> int:
     """The source, its ledger and every file it brought in; returns the files removed.
 
     Its syncs are cancelled first.  One in flight finishes the items it has started: a file it
-    writes before the source's record goes is removed by the second sweep, one it writes after
-    by the sync itself when it ends (``runs.run_sync``)."""
+    writes after the source's record went is removed by the sync itself when it ends
+    (``runs.run_sync``), which this waits for (up to ``REMOVAL_WAITS_S``); one it wrote before
+    by the second sweep."""
     dataset = await writable(principal, ctx.catalog, dataset_id)
     audit.note(tenant_id=dataset.tenant_id, dataset_id=dataset.id)
     require_admin(principal, dataset.tenant_id)
@@ -282,11 +300,12 @@ async def remove_source(ctx: KbContext, principal: Principal, dataset_id: str, s
     active = await ctx.catalog.list_jobs(
         dataset.tenant_id, limit=10_000, statuses=(JobStatus.QUEUED, JobStatus.RUNNING)
     )
-    for job in active:
-        if job.kind is JobKind.SYNC and job.payload.get("source_id") == spec.id:
-            await ctx.catalog.request_cancel(job.id)
+    syncs = [j.id for j in active if j.kind is JobKind.SYNC and j.payload.get("source_id") == spec.id]
+    for job_id in syncs:
+        await ctx.catalog.request_cancel(job_id)
     removed = await remove_source_files(ctx, dataset, spec.id)
     await ctx.catalog.delete_source(spec.id)
+    await _until_ended(ctx, syncs, REMOVAL_WAITS_S)
     removed += await remove_source_files(ctx, dataset, spec.id)
     audit.note(files_removed=removed)
     return removed
