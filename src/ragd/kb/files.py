@@ -183,13 +183,13 @@ async def remove_file(ctx: KbContext, dataset: Dataset, entry: FileEntry) -> int
     return removed
 
 
-async def remove_source_files(ctx: KbContext, dataset: Dataset, source_id: str) -> int:
-    """Every file ``source_id`` brought into ``dataset``, removed; returns how many."""
-    removed = 0
+async def remove_source_files(ctx: KbContext, dataset: Dataset, source_id: str) -> list[str]:
+    """Every file ``source_id`` brought into ``dataset``, removed; returns their ids."""
+    removed: list[str] = []
     for entry in await ctx.catalog.list_files(dataset.id, limit=1_000_000):
         if entry.source_id == source_id:
             await remove_file(ctx, dataset, entry)
-            removed += 1
+            removed.append(entry.id)
     return removed
 
 

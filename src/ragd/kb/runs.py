@@ -185,7 +185,7 @@ async def _unless_removed(
     if await ctx.catalog.get_source(source.id) is not None:
         return
     removed = await remove_source_files(ctx, dataset, source.id)
-    log.info("sync of removed source %s: %d file(s) written meanwhile removed", source.id, removed)
+    log.info("sync of removed source %s: %d file(s) written meanwhile removed", source.id, len(removed))
     raise CancelRequested("the source was removed while it synced") from cause
 
 

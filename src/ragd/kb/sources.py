@@ -289,23 +289,32 @@ async def _until_ended(ctx: KbContext, job_ids: Sequence[str], seconds: float) -
 async def remove_source(ctx: KbContext, principal: Principal, dataset_id: str, source_id: str) -> int:
     """The source, its ledger and every file it brought in; returns the files removed.
 
-    Its syncs are cancelled first.  One in flight finishes the items it has started: a file it
-    writes after the source's record went is removed by the sync itself when it ends
-    (``runs.run_sync``), which this waits for (up to ``REMOVAL_WAITS_S``); one it wrote before
-    by the second sweep."""
+    Its syncs are cancelled first, and again once its record is gone (one queued meanwhile).  One
+    in flight finishes the items it has started: a file it writes after the source's record went
+    is removed by the sync itself when it ends (``runs.run_sync``), which this waits for (up to
+    ``REMOVAL_WAITS_S``); one it wrote before by the second sweep.  A file removed by both sweeps
+    counts once."""
     dataset = await writable(principal, ctx.catalog, dataset_id)
     audit.note(tenant_id=dataset.tenant_id, dataset_id=dataset.id)
     require_admin(principal, dataset.tenant_id)
     spec = await _source_of(ctx, dataset, source_id)
+    syncs = await _cancel_syncs(ctx, dataset, spec.id)
+    removed = set(await remove_source_files(ctx, dataset, spec.id))
+    await ctx.catalog.delete_source(spec.id)
+    # a sync queued meanwhile (the folder watcher's) and started before the record went
+    syncs += await _cancel_syncs(ctx, dataset, spec.id)
+    await _until_ended(ctx, syncs, REMOVAL_WAITS_S)
+    removed.update(await remove_source_files(ctx, dataset, spec.id))
+    audit.note(files_removed=len(removed))
+    return len(removed)
+
+
+async def _cancel_syncs(ctx: KbContext, dataset: Dataset, source_id: str) -> list[str]:
+    """Ask every queued or running sync of the source to stop; their ids."""
     active = await ctx.catalog.list_jobs(
         dataset.tenant_id, limit=10_000, statuses=(JobStatus.QUEUED, JobStatus.RUNNING)
     )
-    syncs = [j.id for j in active if j.kind is JobKind.SYNC and j.payload.get("source_id") == spec.id]
+    syncs = [j.id for j in active if j.kind is JobKind.SYNC and j.payload.get("source_id") == source_id]
     for job_id in syncs:
         await ctx.catalog.request_cancel(job_id)
-    removed = await remove_source_files(ctx, dataset, spec.id)
-    await ctx.catalog.delete_source(spec.id)
-    await _until_ended(ctx, syncs, REMOVAL_WAITS_S)
-    removed += await remove_source_files(ctx, dataset, spec.id)
-    audit.note(files_removed=removed)
-    return removed
+    return syncs
