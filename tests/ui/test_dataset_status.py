@@ -93,6 +93,8 @@ def test_an_uploaded_file_that_fails_shows_no_full_progress_bar(
     )
     rows = page.locator(".upload-row")
     failed = rows.filter(has_text="broken.pdf")
+    # the summary and the row are drawn from the same poll, one after the other
+    failed.locator(".upload-state").filter(has_text=re.compile(r"^failed$")).wait_for(timeout=10_000)
     assert failed.locator(".upload-state").inner_text() == "failed"
     assert failed.locator("progress").count() == 0
     assert failed.locator(".upload-not-indexed").inner_text() == "not indexed"
