@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import re
 import resource
@@ -154,13 +155,12 @@ def chunk_batch(corpus: StreamCorpus, sparse: Bm25SparseEmbedder, start: int, si
 
 async def build(store: EdgeStore, corpus: StreamCorpus, sparse: Bm25SparseEmbedder, *, served: bool) -> None:
     started = time.perf_counter()
-    if served:  # as a served dataset's jobs write: plain upserts, nothing optimised
+    # served: as a served dataset's jobs write, plain upserts, nothing optimised; else as ``ragd
+    # ingest`` writes, indexes built every bulk_segment_chunks and at the end
+    async with contextlib.nullcontext() if served else store.bulk():
         for start in range(0, corpus.n, 2048):
             await store.upsert(chunk_batch(corpus, sparse, start, 2048))
-    else:
-        async with store.bulk():  # as ``ragd ingest`` writes: indexes built every bulk_segment_chunks
-            for start in range(0, corpus.n, 2048):
-                await store.upsert(chunk_batch(corpus, sparse, start, 2048))
+    if not served:
         await store.optimize()
     print(
         f"indexed {corpus.n} chunks in {time.perf_counter() - started:.0f} s;"

@@ -14,6 +14,7 @@ from ragd.errors import Conflict, InvalidRequest
 from ragd.kb import audit
 from ragd.kb.access import owning_tenant, readable, require_writer, writable
 from ragd.kb.context import KbContext
+from ragd.kb.files import cancel_active_jobs
 from ragd.kb_types import ChunkingSpec, Dataset, DatasetStats, Principal
 from ragd.retrieve.pipeline import unknown_reranker
 from ragd.types import PointFilter
@@ -165,9 +166,7 @@ async def delete_dataset(ctx: KbContext, principal: Principal, dataset_id: str) 
     """Cancel its jobs, remove its points, its stored uploads and its records; returns points removed."""
     dataset = await writable(principal, ctx.catalog, dataset_id)
     audit.note(tenant_id=dataset.tenant_id, name=dataset.name)
-    for job in await ctx.catalog.list_jobs(dataset.tenant_id, limit=10_000):
-        if job.dataset_id == dataset_id and not job.status.finished:
-            await ctx.catalog.request_cancel(job.id)
+    await cancel_active_jobs(ctx, dataset, lambda _job: True)
     removed = await ctx.store.delete(PointFilter(collection_names=(dataset.collection_name,)))
     await ctx.catalog.delete_dataset(dataset_id)
     await asyncio.to_thread(shutil.rmtree, ctx.files_dir / dataset_id, True)

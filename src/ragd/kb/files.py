@@ -12,7 +12,7 @@ import asyncio
 import shutil
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -43,6 +43,17 @@ def clean_file_name(name: str) -> str:
     if not base or base in (".", "..") or len(base) > MAX_FILE_NAME or any(ord(c) < 32 for c in base):
         raise InvalidRequest(f"invalid file name {name[:80]!r}")
     return base
+
+
+async def cancel_active_jobs(ctx: KbContext, dataset: Dataset, match: Callable[[Job], bool]) -> list[str]:
+    """Ask every queued or running job of ``dataset`` that ``match``es to stop; their ids."""
+    active = await ctx.catalog.list_jobs(
+        dataset.tenant_id, limit=10_000, statuses=(JobStatus.QUEUED, JobStatus.RUNNING)
+    )
+    ids = [job.id for job in active if job.dataset_id == dataset.id and match(job)]
+    for job_id in ids:
+        await ctx.catalog.request_cancel(job_id)
+    return ids
 
 
 def new_job(dataset: Dataset, kind: JobKind, payload: dict[str, object], max_attempts: int) -> Job:

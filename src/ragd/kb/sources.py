@@ -33,9 +33,9 @@ from ragd.errors import Forbidden, InvalidRequest, NotFound, PrivateAddress
 from ragd.kb import audit, grants
 from ragd.kb.access import readable, require_admin, writable
 from ragd.kb.context import KbContext
-from ragd.kb.files import new_job, remove_source_files
+from ragd.kb.files import cancel_active_jobs, new_job, remove_source_files
 from ragd.kb.grant_reach import source_reach
-from ragd.kb_types import Dataset, Job, JobKind, JobStatus, Principal, SourceKind, SourceSpec
+from ragd.kb_types import Dataset, Job, JobKind, Principal, SourceKind, SourceSpec
 from ragd.objects.base import check_bucket
 from ragd.sources.address_guard import public_addresses
 from ragd.sources.urls import parse_start_url
@@ -298,23 +298,16 @@ async def remove_source(ctx: KbContext, principal: Principal, dataset_id: str, s
     audit.note(tenant_id=dataset.tenant_id, dataset_id=dataset.id)
     require_admin(principal, dataset.tenant_id)
     spec = await _source_of(ctx, dataset, source_id)
-    syncs = await _cancel_syncs(ctx, dataset, spec.id)
+
+    def its_sync(job: Job) -> bool:
+        return job.kind is JobKind.SYNC and job.payload.get("source_id") == spec.id
+
+    syncs = await cancel_active_jobs(ctx, dataset, its_sync)
     removed = set(await remove_source_files(ctx, dataset, spec.id))
     await ctx.catalog.delete_source(spec.id)
     # a sync queued meanwhile (the folder watcher's) and started before the record went
-    syncs += await _cancel_syncs(ctx, dataset, spec.id)
+    syncs += await cancel_active_jobs(ctx, dataset, its_sync)
     await _until_ended(ctx, syncs, REMOVAL_WAITS_S)
     removed.update(await remove_source_files(ctx, dataset, spec.id))
     audit.note(files_removed=len(removed))
     return len(removed)
-
-
-async def _cancel_syncs(ctx: KbContext, dataset: Dataset, source_id: str) -> list[str]:
-    """Ask every queued or running sync of the source to stop; their ids."""
-    active = await ctx.catalog.list_jobs(
-        dataset.tenant_id, limit=10_000, statuses=(JobStatus.QUEUED, JobStatus.RUNNING)
-    )
-    syncs = [j.id for j in active if j.kind is JobKind.SYNC and j.payload.get("source_id") == source_id]
-    for job_id in syncs:
-        await ctx.catalog.request_cancel(job_id)
-    return syncs
